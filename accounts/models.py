@@ -1,0 +1,89 @@
+"""Organizations, memberships with roles, and the append-only audit log."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class Organization(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(_("nome"), max_length=120)
+    slug = models.SlugField(unique=True, max_length=60)
+    # LLM provider/models enabled, case reminder cadence, ...: read through
+    # ``accounts.selectors.org_setting`` so a missing key has one default.
+    settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = _("organização")
+        verbose_name_plural = _("organizações")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", _("Leitura")
+    AGENT = "agent", _("Atendente")
+    MANAGER = "manager", _("Gestor")
+    ADMIN = "admin", _("Administrador")
+
+
+ROLE_RANK = {Role.VIEWER: 0, Role.AGENT: 1, Role.MANAGER: 2, Role.ADMIN: 3}
+
+
+class Membership(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "user"], name="uniq_membership"),
+            models.CheckConstraint(
+                condition=models.Q(role__in=Role.values), name="membership_role_valid"
+            ),
+        ]
+        verbose_name = _("vínculo")
+        verbose_name_plural = _("vínculos")
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organization} ({self.role})"
+
+    def has_role(self, role: str) -> bool:
+        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
+
+
+class AuditLog(models.Model):
+    """Append-only: written by services, never updated or deleted by the product."""
+
+    id = models.BigAutoField(primary_key=True)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    actor_kind = models.CharField(max_length=16, default="user")  # user | system | webhook
+    action = models.CharField(max_length=80)
+    resource_type = models.CharField(max_length=60)
+    resource_id = models.CharField(max_length=64)
+    diff = models.JSONField(default=dict, blank=True)
+    request_id = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["organization", "-created_at"], name="audit_org_created")]
+        verbose_name = _("registro de auditoria")
+        verbose_name_plural = _("registros de auditoria")
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.resource_type}:{self.resource_id}"

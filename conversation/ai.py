@@ -1,0 +1,104 @@
+"""Choosing the model client for a call, and the LlmCall ledger that records every call.
+
+No API key configured → the offline model. Tests install a client with
+``use_model_client`` (a scripted model, or the Anthropic client pointed at a local
+HTTP server) instead of patching SDK classes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.conf import settings
+
+from conversation.llm import AnthropicClient, OfflineModel
+from conversation.llm.base import CallRecord, CallRecorder, ModelClient
+from conversation.models import LlmCall
+
+ClientFactory = Callable[[CallRecorder], ModelClient]
+_override: ClientFactory | None = None
+
+
+class Ledger:
+    """Buffers the calls of one turn and writes them in one INSERT (``flush``)."""
+
+    def __init__(
+        self,
+        *,
+        organization_id: uuid.UUID,
+        conversation_id: uuid.UUID | None = None,
+        turn_id: uuid.UUID | None = None,
+        provider: str = "",
+    ) -> None:
+        self.organization_id = organization_id
+        self.conversation_id = conversation_id
+        self.turn_id = turn_id
+        self.provider = provider
+        self.records: list[CallRecord] = []
+
+    def __call__(self, record: CallRecord) -> None:
+        self.records.append(record)
+
+    def flush(self) -> int:
+        if not self.records:
+            return 0
+        LlmCall.objects.bulk_create(
+            [
+                LlmCall(
+                    organization_id=self.organization_id,
+                    conversation_id=self.conversation_id,
+                    turn_id=self.turn_id,
+                    purpose=r.purpose[:60],
+                    provider=self.provider[:16],
+                    model=r.model[:80],
+                    input_tokens=r.usage.input_tokens,
+                    output_tokens=r.usage.output_tokens,
+                    cache_read_tokens=r.usage.cache_read_input_tokens,
+                    cache_creation_tokens=r.usage.cache_creation_input_tokens,
+                    latency_ms=r.latency_ms,
+                    error_code=r.error_code[:64],
+                )
+                for r in self.records
+            ]
+        )
+        written = len(self.records)
+        self.records = []
+        return written
+
+
+def model_client(recorder: CallRecorder, *, provider: str = "anthropic") -> ModelClient:
+    if _override is not None:
+        return _override(recorder)
+    if provider == "offline" or not settings.ANTHROPIC_API_KEY:
+        return OfflineModel(recorder=recorder)
+    return AnthropicClient(
+        settings.ANTHROPIC_API_KEY,
+        base_url=settings.ANTHROPIC_BASE_URL,
+        recorder=recorder,
+        max_retries=settings.ANTHROPIC_MAX_RETRIES,
+        timeout_s=settings.ANTHROPIC_TIMEOUT_S,
+    )
+
+
+def provider_name(provider: str = "anthropic") -> str:
+    if _override is not None:
+        return "override"
+    return "offline" if provider == "offline" or not settings.ANTHROPIC_API_KEY else "anthropic"
+
+
+@contextlib.contextmanager
+def use_model_client(factory: ClientFactory) -> Iterator[None]:
+    """Route every model call to ``factory(recorder)`` while the block runs."""
+    global _override
+    previous, _override = _override, factory
+    try:
+        yield
+    finally:
+        _override = previous
+
+
+def record_context(**ids: Any) -> dict[str, str]:
+    return {k: str(v) for k, v in ids.items() if v is not None}

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ConversationConfig(AppConfig):
+    name = "conversation"
+    verbose_name = "Conversas"

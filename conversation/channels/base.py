@@ -1,0 +1,169 @@
+"""WhatsApp channel adapters: one module per provider under this common base.
+
+Adapters know no Django model: the webhook view hands them the raw body and
+headers, and the outbox hands them a ``ChannelConfig`` built from the
+ChannelSession row. Everything inbound is normalized to ``InboundMessage`` /
+``StatusUpdate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal, Protocol
+
+Provider = Literal["waha", "meta", "simulator"]
+OutboundStatus = Literal["sent", "delivered", "read", "failed"]
+
+SERVICE_WINDOW = timedelta(hours=24)
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    provider_message_id: str
+    # E.164 without "+" for WhatsApp ids, e.g. "5511999990000"; "@lid" ids kept verbatim.
+    # Always the customer's side of the chat: for ``from_me`` messages it is the recipient.
+    from_phone: str
+    body: str
+    timestamp: datetime  # aware
+    from_name: str = ""
+    kind: str = "text"  # text | image | audio | video | document | sticker | location | ...
+    from_me: bool = False  # sent by the business number itself (WAHA fromMe): never starts a turn
+    reply_to: str | None = None
+    # WhatsApp's hidden "linked id" ("123@lid") when the payload carried one. ``from_phone`` holds
+    # the real number when the payload also revealed it, else the lid itself; keeping both lets the
+    # caller link a contact first seen by lid to the same contact seen later by phone.
+    from_lid: str = ""
+
+
+@dataclass(frozen=True)
+class StatusUpdate:
+    provider_message_id: str
+    status: OutboundStatus
+    timestamp: datetime
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ParsedWebhook:
+    messages: Sequence[InboundMessage] = ()
+    statuses: Sequence[StatusUpdate] = ()
+
+
+@dataclass(frozen=True)
+class ChannelConfig:
+    provider: Provider
+    external_id: str  # Meta phone_number_id, WAHA session name, simulator: anything
+    api_base_url: str = ""
+    api_token: str = ""
+    webhook_secret: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SendResult:
+    provider_message_id: str
+    status: OutboundStatus = "sent"
+
+
+class WebhookError(Exception):
+    """The payload is malformed: the webhook answers 400 with ``code``/``message``."""
+
+    def __init__(self, message: str, code: str = "invalid_payload") -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class SignatureError(Exception):
+    """Missing or wrong signature/HMAC: the webhook answers 401."""
+
+
+class SendError(Exception):
+    """Delivery failed. ``retryable`` tells the outbox whether to try again.
+
+    ``code`` is a stable category (``timeout``, ``connection_error``, ``provider_unavailable``,
+    ``rate_limited``, ``auth_failed``, ``rejected``, ``invalid_config``, ``invalid_recipient``,
+    ``unsupported``, ``outside_service_window``); ``provider_code`` is the provider's own code
+    (Meta ``error.code``, or the HTTP status) for the operator, ``http_status`` the response status.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        code: str = "send_failed",
+        provider_code: str = "",
+        http_status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.code = code
+        self.provider_code = provider_code
+        self.http_status = http_status
+
+
+class OutsideServiceWindow(SendError):
+    """WhatsApp's 24-hour customer-service window is closed: free text is refused."""
+
+    def __init__(
+        self,
+        message: str = "customer-service window closed; send an approved template",
+        *,
+        provider_code: str = "",
+        http_status: int | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            retryable=False,
+            code="outside_service_window",
+            provider_code=provider_code,
+            http_status=http_status,
+        )
+
+
+def service_window_open(last_inbound_at: datetime | None, now: datetime) -> bool:
+    """True while free text may be sent: the customer wrote less than 24 hours before ``now``.
+
+    Both datetimes must be aware. A last inbound in the future (clock skew) counts as open.
+    """
+    if last_inbound_at is None:
+        return False
+    if last_inbound_at.tzinfo is None or now.tzinfo is None:
+        raise ValueError("service window needs timezone-aware datetimes")
+    return now - last_inbound_at < SERVICE_WINDOW
+
+
+class ChannelAdapter(Protocol):
+    provider: Provider
+    enforces_service_window: bool
+
+    def verify_signature(self, *, headers: Mapping[str, str], body: bytes, secret: str) -> None:
+        """Raise ``SignatureError`` unless the body is authentic (constant-time compare)."""
+
+    def parse_webhook(self, body: bytes) -> ParsedWebhook:
+        """Raise ``WebhookError`` on a malformed payload."""
+
+    def send_text(
+        self,
+        config: ChannelConfig,
+        *,
+        to: str,
+        body: str,
+        last_inbound_at: datetime | None,
+        now: datetime,
+        reply_to: str | None = None,
+    ) -> SendResult:
+        """Send free text; raise ``OutsideServiceWindow`` before any HTTP call when it applies."""
+
+    def send_template(
+        self,
+        config: ChannelConfig,
+        *,
+        to: str,
+        template_name: str,
+        language: str,
+        parameters: Sequence[str],
+    ) -> SendResult: ...

@@ -1,0 +1,130 @@
+"""Storing what a webhook brings: inbound messages (deduplicated) and status callbacks."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from conversation.channels.base import InboundMessage, ParsedWebhook
+from conversation.models import (
+    ChannelSession,
+    Contact,
+    Conversation,
+    ConversationStatus,
+    Direction,
+    Message,
+    MessageStatus,
+    SenderKind,
+)
+from conversation.outbox import outbound_status_update
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReceiveResult:
+    stored: int = 0
+    duplicates: int = 0
+    ignored: int = 0
+    statuses: int = 0
+
+
+def open_conversation_for(channel: ChannelSession, contact: Contact) -> Conversation:
+    conversation = (
+        Conversation.objects.filter(channel=channel, contact=contact)
+        .exclude(status=ConversationStatus.CLOSED)
+        .first()
+    )
+    if conversation is None:
+        conversation = Conversation.objects.create(
+            organization_id=channel.organization_id, channel=channel, contact=contact
+        )
+    return conversation
+
+
+def webhook_receive(*, channel: ChannelSession, parsed: ParsedWebhook) -> ReceiveResult:
+    """Store every new inbound message and schedule its turn; apply statuses.
+
+    One transaction: a failure stores nothing. A redelivered event (same provider
+    message id on this channel) stores nothing new and starts no turn.
+    """
+    from conversation import tasks
+    from conversation.dispatch import enqueue
+
+    result = ReceiveResult()
+    with transaction.atomic():
+        for inbound in parsed.messages:
+            message = _store_inbound(channel, inbound, result)
+            if message is not None and message.direction == Direction.INBOUND:
+                enqueue(
+                    tasks.run_inbound_turn, str(message.pk), countdown=settings.TURN_BURST_WINDOW_S
+                )
+        for status in parsed.statuses:
+            if outbound_status_update(
+                channel=channel,
+                provider_message_id=status.provider_message_id,
+                status=status.status,
+                error=status.error,
+            ):
+                result.statuses += 1
+    return result
+
+
+def _store_inbound(
+    channel: ChannelSession, inbound: InboundMessage, result: ReceiveResult
+) -> Message | None:
+    if Message.objects.filter(
+        channel=channel, provider_message_id=inbound.provider_message_id
+    ).exists():
+        result.duplicates += 1  # a redelivery, or the echo of a message we sent
+        return None
+    contact, _ = Contact.objects.get_or_create(
+        organization_id=channel.organization_id,
+        phone=inbound.from_phone,
+        defaults={"name": inbound.from_name[:120]},
+    )
+    conversation = open_conversation_for(channel, contact)
+    if inbound.from_me:
+        # Someone typed on the business phone itself: keep it in the history, no turn.
+        direction, sender, status = Direction.OUTBOUND, SenderKind.HUMAN, MessageStatus.SENT
+    else:
+        direction, sender, status = Direction.INBOUND, SenderKind.CUSTOMER, MessageStatus.RECEIVED
+    try:
+        with transaction.atomic():
+            message = Message.objects.create(
+                organization_id=channel.organization_id,
+                conversation=conversation,
+                channel=channel,
+                direction=direction,
+                sender_kind=sender,
+                body=inbound.body,
+                kind=inbound.kind,
+                provider_message_id=inbound.provider_message_id,
+                status=status,
+                sent_at=inbound.timestamp if inbound.from_me else None,
+            )
+    except IntegrityError:  # a concurrent delivery of the same event won the race
+        result.duplicates += 1
+        return None
+    now = timezone.now()
+    conversation.last_message_at = now
+    fields = ["last_message_at"]
+    if direction == Direction.INBOUND:
+        conversation.last_inbound_at = now
+        fields.append("last_inbound_at")
+    conversation.save(update_fields=fields)
+    result.stored += 1
+    log.info(
+        "inbound stored",
+        extra={
+            "message_id": str(message.pk),
+            "conversation_id": str(conversation.pk),
+            "channel_id": str(channel.pk),
+            "from_me": inbound.from_me,
+        },
+    )
+    return message

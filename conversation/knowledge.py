@@ -1,0 +1,75 @@
+"""Knowledge base search: PostgreSQL full-text search in Portuguese, a simple
+token-overlap fallback on SQLite (the embedded default)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.db import connection
+
+from conversation.models import KnowledgeDocument
+from conversation.text import normalize
+
+MAX_RESULTS = 3
+PASSAGE_CHARS = 600
+_STOPWORDS = frozenset(
+    "a o as os e de da do das dos em no na nos nas um uma uns umas para pra por com "
+    "que qual quais quando como onde eu voce vc meu minha seu sua se me te ao aos".split()
+)
+
+
+@dataclass(frozen=True)
+class KnowledgeHit:
+    document_id: uuid.UUID
+    title: str
+    passage: str
+    score: float
+
+
+def search_knowledge(organization_id: uuid.UUID, query: str, *, limit: int = MAX_RESULTS) -> list[KnowledgeHit]:
+    query = query.strip()
+    if not query:
+        return []
+    docs = KnowledgeDocument.objects.filter(organization_id=organization_id, is_active=True)
+    if connection.vendor == "postgresql":
+        vector = SearchVector("title", weight="A", config="portuguese") + SearchVector(
+            "body", weight="B", config="portuguese"
+        )
+        # Keep accents: the portuguese dictionary stems "cartão", not "cartao".
+        terms = [t for t in re.findall(r"\w+", query.casefold()) if normalize(t) not in _STOPWORDS]
+        if not terms:
+            return []
+        # OR of the terms: a customer's question rarely shares every word with the answer.
+        search = SearchQuery(" | ".join(terms), config="portuguese", search_type="raw")
+        rows = (
+            docs.annotate(rank=SearchRank(vector, search))
+            .filter(rank__gt=0.0)
+            .order_by("-rank")[:limit]
+        )
+        return [KnowledgeHit(d.pk, d.title, d.body[:PASSAGE_CHARS], float(d.rank)) for d in rows]
+    return _token_overlap(list(docs.only("id", "title", "body")), query, limit)
+
+
+def _token_overlap(docs: list[KnowledgeDocument], query: str, limit: int) -> list[KnowledgeHit]:
+    wanted = {t for t in normalize(query).split() if t not in _STOPWORDS and len(t) > 2}
+    if not wanted:
+        return []
+    scored = []
+    for doc in docs:
+        words = set(normalize(f"{doc.title} {doc.title} {doc.body}").split())
+        stems = {w[:5] for w in words}
+        score = sum(1.0 if t in words else 0.6 if t[:5] in stems else 0.0 for t in wanted)
+        if score > 0:
+            scored.append((score / len(wanted), doc))
+    scored.sort(key=lambda pair: -pair[0])
+    return [KnowledgeHit(d.pk, d.title, d.body[:PASSAGE_CHARS], s) for s, d in scored[:limit]]
+
+
+def format_hits(hits: list[KnowledgeHit]) -> str:
+    """The tool result handed to the model."""
+    if not hits:
+        return "Nenhum resultado na base de conhecimento."
+    return "\n\n".join(f"[{h.title}]\n{h.passage}" for h in hits)

@@ -1,0 +1,163 @@
+"""The model seam: one small interface for every model call.
+
+Nothing here knows Django or any app above it. The turn pipeline builds a
+``ModelRequest``; an implementation (Anthropic or offline) answers with a
+``ModelResponse`` or raises one ``LlmError`` subclass. Every call is reported
+to an injected ``CallRecorder`` so the caller can keep its cost ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUseBlock:
+    id: str
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolResultBlock:
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Role
+    content: str | Sequence[ContentBlock]
+
+    def text(self) -> str:
+        """The plain text of this message (text blocks joined)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """``auto`` (model decides), ``any`` (must call some tool) or ``tool`` (must call ``name``)."""
+
+    type: Literal["auto", "any", "tool"] = "auto"
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    purpose: str  # e.g. "orchestrator", "intent_router", "conversation_intent_classifier"
+    model: str
+    system: Sequence[str]  # system blocks; the whole list + tools is the cached prefix
+    messages: Sequence[ChatMessage]
+    tools: Sequence[ToolSpec] = ()
+    tool_choice: ToolChoice | None = None
+    max_tokens: int = 1024
+    temperature: float | None = None
+    timeout_s: float = 30.0
+    # Ids only (organization_id, conversation_id, turn_id, ...): handed to the recorder.
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    content: Sequence[TextBlock | ToolUseBlock]
+    stop_reason: str
+    model: str
+    usage: Usage = Usage()
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+class LlmError(Exception):
+    """A model call failed. ``code`` is a stable, loggable identifier."""
+
+    code = "llm_error"
+    retryable = False
+
+
+class LlmTimeout(LlmError):
+    code = "llm_timeout"
+    retryable = True
+
+
+class LlmUnavailable(LlmError):
+    """Provider down, overloaded (529), 5xx or unreachable."""
+
+    code = "llm_unavailable"
+    retryable = True
+
+
+class LlmRateLimited(LlmError):
+    code = "llm_rate_limited"
+    retryable = True
+
+
+class LlmInvalidRequest(LlmError):
+    """4xx other than 429: our request is wrong (or the model is not enabled)."""
+
+    code = "llm_invalid_request"
+
+
+class LlmBadResponse(LlmError):
+    """The provider answered 200 with something we cannot use."""
+
+    code = "llm_bad_response"
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    purpose: str
+    model: str
+    usage: Usage
+    latency_ms: int
+    error_code: str = ""
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+class CallRecorder(Protocol):
+    def __call__(self, record: CallRecord) -> None: ...
+
+
+class ModelClient(Protocol):
+    """Answer one request. Raises ``LlmError`` (never anything else) on failure."""
+
+    name: str  # "anthropic" | "offline" | "scripted"
+
+    def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+
+def null_recorder(record: CallRecord) -> None:
+    """A recorder that keeps nothing (for pure tests and benchmarks)."""

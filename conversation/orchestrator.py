@@ -1,0 +1,137 @@
+"""The LLM tool loop: the model talks to the customer only through tools.
+
+``run_tool_loop`` knows no model rows and no channel: the turn hands it a model
+client, the request prefix, the history and the tools (name → handler). Plain model
+text is discarded — ``send_message`` is the only way to reach the customer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conversation.llm.base import (
+    ChatMessage,
+    LlmError,
+    ModelClient,
+    ModelRequest,
+    ToolResultBlock,
+    ToolSpec,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    content: str
+    is_error: bool = False
+    terminal: bool = False  # ends the loop after this step (e.g. a handoff)
+
+
+ToolHandler = Callable[[Mapping[str, Any]], ToolOutcome]
+
+
+@dataclass(frozen=True)
+class Tool:
+    spec: ToolSpec
+    handler: ToolHandler
+
+
+@dataclass
+class LoopResult:
+    steps: int = 0
+    stop: str = "end_turn"  # end_turn | max_steps | terminal_tool | llm_error
+    error_code: str = ""
+    calls: list[dict[str, Any]] = field(default_factory=list)  # [{"tool", "error"}] — no text
+    discarded_text_chars: int = 0
+
+
+def validate_tool_input(schema: Mapping[str, Any], data: Mapping[str, Any]) -> str | None:
+    """Strict validation for our flat tool schemas: known keys only, required present,
+    strings/booleans/numbers/enums as declared. Returns a teaching error or None."""
+    props: Mapping[str, Any] = schema.get("properties", {})
+    unknown = sorted(set(data) - set(props))
+    if unknown:
+        return f"Campos desconhecidos: {', '.join(unknown)}. Use apenas: {', '.join(props)}."
+    missing = [k for k in schema.get("required", []) if k not in data]
+    if missing:
+        return f"Campos obrigatórios ausentes: {', '.join(missing)}."
+    kinds = {"string": str, "boolean": bool, "integer": int, "number": (int, float)}
+    for key, value in data.items():
+        spec = props[key]
+        expected = kinds.get(spec.get("type", ""))
+        if expected is not None and not isinstance(value, expected):
+            return f"O campo {key} deve ser do tipo {spec['type']}."
+        if "enum" in spec and value not in spec["enum"]:
+            return f"O campo {key} deve ser um de: {', '.join(map(str, spec['enum']))}."
+        if spec.get("type") == "string" and spec.get("minLength") and not str(value).strip():
+            return f"O campo {key} não pode ser vazio."
+        if spec.get("maxLength") and isinstance(value, str) and len(value) > spec["maxLength"]:
+            return f"O campo {key} passa de {spec['maxLength']} caracteres."
+    return None
+
+
+def run_tool_loop(
+    *,
+    client: ModelClient,
+    base_request: ModelRequest,
+    history: Sequence[ChatMessage],
+    tools: Sequence[Tool],
+    max_steps: int,
+) -> LoopResult:
+    by_name = {t.spec.name: t for t in tools}
+    messages = list(history)
+    result = LoopResult()
+    for _step in range(max_steps):
+        request = ModelRequest(
+            purpose=base_request.purpose,
+            model=base_request.model,
+            system=base_request.system,
+            messages=tuple(messages),
+            tools=tuple(t.spec for t in tools),
+            tool_choice=base_request.tool_choice,
+            max_tokens=base_request.max_tokens,
+            temperature=base_request.temperature,
+            timeout_s=base_request.timeout_s,
+            context=base_request.context,
+        )
+        try:
+            response = client.complete(request)
+        except LlmError as exc:
+            log.warning("model call failed", extra={"error_code": exc.code, **base_request.context})
+            result.stop, result.error_code = "llm_error", exc.code
+            return result
+        result.steps += 1
+        uses = response.tool_uses()
+        result.discarded_text_chars += len(response.text())
+        if not uses:
+            result.stop = "end_turn"
+            return result
+        messages.append(ChatMessage(role="assistant", content=tuple(response.content)))
+        outcomes: list[ToolResultBlock] = []
+        terminal = False
+        for use in uses:
+            outcome = _call_tool(by_name.get(use.name), use.name, use.input)
+            result.calls.append({"tool": use.name, "error": outcome.is_error})
+            outcomes.append(ToolResultBlock(use.id, outcome.content, outcome.is_error))
+            terminal = terminal or outcome.terminal
+        messages.append(ChatMessage(role="user", content=tuple(outcomes)))
+        if terminal:
+            result.stop = "terminal_tool"
+            return result
+    result.stop = "max_steps"
+    return result
+
+
+def _call_tool(tool: Tool | None, name: str, data: Mapping[str, Any]) -> ToolOutcome:
+    if tool is None:
+        return ToolOutcome(f"Ferramenta desconhecida: {name}.", is_error=True)
+    if not isinstance(data, Mapping):
+        return ToolOutcome("A entrada da ferramenta deve ser um objeto JSON.", is_error=True)
+    problem = validate_tool_input(tool.spec.input_schema, data)
+    if problem:
+        return ToolOutcome(problem, is_error=True)
+    return tool.handler(data)
