@@ -20,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists
 from django.utils import timezone
 
 from conversation import ai, knowledge
@@ -88,12 +90,17 @@ def run_inbound_turn(message_id: str) -> Turn | None:
         conversation = (
             Conversation.objects.select_for_update(of=("self",))
             .select_related("contact", "channel", "organization")
+            .annotate(
+                already_turned=Exists(
+                    Turn.objects.filter(trigger_kind=TriggerKind.INBOUND, trigger_key=message_id)
+                )
+            )
             .filter(messages__pk=message_id)
             .first()
         )
         if conversation is None:
             return None  # the message vanished: nothing to answer
-        if Turn.objects.filter(trigger_kind=TriggerKind.INBOUND, trigger_key=message_id).exists():
+        if conversation.already_turned:  # type: ignore[attr-defined]
             return None  # a redelivered task: this message already had its turn
         unanswered = list(
             Message.objects.filter(
@@ -284,6 +291,7 @@ def _run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
         system=(f"Você é {agent.name}.\n{agent.prompt}",),
         messages=(),
         max_tokens=1024,
+        timeout_s=settings.ANTHROPIC_TIMEOUT_S,
         context=ai.record_context(
             organization_id=ctx.conversation.organization_id, **ctx.ids
         ),

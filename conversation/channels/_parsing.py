@@ -1,0 +1,135 @@
+"""Small pure helpers shared by the adapters: JSON loading, timestamps, headers, HMAC compare.
+
+Every helper either returns a clean value or raises ``WebhookError``/``SignatureError``, so an
+adapter's ``parse_webhook`` never leaks a ``KeyError``/``TypeError`` to the webhook view.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from conversation.channels.base import SignatureError, WebhookError
+
+# Body text stored for messages that carry no text of their own. pt-BR because back-office
+# staff read them in the conversation page and the agent sees them in its history.
+PLACEHOLDERS: Mapping[str, str] = {
+    "image": "[imagem]",
+    "audio": "[áudio]",
+    "video": "[vídeo]",
+    "document": "[documento]",
+    "sticker": "[figurinha]",
+    "location": "[localização]",
+    "contacts": "[contato]",
+    "interactive": "[resposta interativa]",
+    "button": "[botão]",
+    "reaction": "[reação]",
+    "order": "[pedido]",
+    "media": "[mídia]",
+}
+UNSUPPORTED_PLACEHOLDER = "[mensagem não suportada]"
+
+# 9999-12-31T23:59:59Z: the largest instant a datetime can hold.
+_MAX_EPOCH_SECONDS = 253_402_300_799
+
+
+def placeholder(kind: str) -> str:
+    return PLACEHOLDERS.get(kind, UNSUPPORTED_PLACEHOLDER)
+
+
+def load_json_object(body: bytes) -> dict[str, Any]:
+    """Decode a webhook body that must be a JSON object."""
+    if not isinstance(body, bytes | bytearray):
+        raise WebhookError("body must be bytes", code="invalid_body")
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers bad JSON, bad UTF-8 and over-long integers; RecursionError deep nesting.
+        raise WebhookError("body is not valid JSON", code="invalid_json") from exc
+    if not isinstance(data, dict):
+        raise WebhookError("body must be a JSON object", code="invalid_payload")
+    return data
+
+
+def require_object(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise WebhookError(f"{where} must be an object", code="invalid_payload")
+    return value
+
+
+def optional_object(value: object, where: str) -> dict[str, Any]:
+    """An object, or an empty one when the key is absent/null."""
+    if value is None:
+        return {}
+    return require_object(value, where)
+
+
+def optional_list(value: object, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise WebhookError(f"{where} must be a list", code="invalid_payload")
+    return value
+
+
+def require_str(value: object, where: str, *, code: str = "invalid_payload") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise WebhookError(f"{where} must be a non-empty string", code=code)
+    return value.strip()
+
+
+def optional_str(value: object) -> str:
+    """A string field that may be missing or of the wrong type: used only for display text."""
+    return value.strip() if isinstance(value, str) else ""
+
+
+def dig(data: object, *path: str) -> object:
+    """Follow ``path`` through nested objects; None when any step is missing or not an object."""
+    current = data
+    for key in path:
+        if not isinstance(current, dict):
+            return None
+        current = current.get(key)
+    return current
+
+
+def parse_epoch(value: object, where: str, *, millis: bool = False) -> datetime:
+    """Unix time (seconds, or milliseconds) as an int, float or numeric string -> aware UTC."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise WebhookError(f"{where} must be a unix timestamp", code="invalid_timestamp")
+    try:
+        number = float(value)
+    except (ValueError, OverflowError) as exc:
+        raise WebhookError(f"{where} must be a unix timestamp", code="invalid_timestamp") from exc
+    seconds = number / 1000 if millis else number
+    if not math.isfinite(seconds) or not 0 <= seconds <= _MAX_EPOCH_SECONDS:
+        raise WebhookError(f"{where} is out of range", code="invalid_timestamp")
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, OSError, ValueError) as exc:
+        raise WebhookError(f"{where} is out of range", code="invalid_timestamp") from exc
+
+
+def get_header(headers: Mapping[str, str], name: str) -> str:
+    """Case-insensitive header lookup (Django's ``request.headers`` is; a plain dict is not)."""
+    value = headers.get(name)
+    if value is None:
+        lowered = name.lower()
+        value = next((v for k, v in headers.items() if k.lower() == lowered), None)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def require_secret(secret: str) -> bytes:
+    # Fail closed: a channel without a configured secret accepts nothing.
+    if not secret:
+        raise SignatureError("no webhook secret configured for this channel")
+    return secret.encode()
+
+
+def constant_time_equal(given: str, expected: str) -> bool:
+    # Compare bytes: hmac.compare_digest refuses non-ASCII str, and headers are attacker-controlled.
+    return hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode())

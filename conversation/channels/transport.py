@@ -1,0 +1,109 @@
+"""Outbound HTTP for the adapters: one httpx choke point and one error mapping.
+
+Tests (and anything else) patch ``build_client`` here, or intercept with respx; adapters never
+build their own client. Transport failures become ``SendError`` so the outbox only ever sees one
+exception type and reads ``retryable`` from it.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from conversation.channels.base import SendError
+
+logger = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_SECONDS = 5.0
+READ_TIMEOUT_SECONDS = 15.0
+
+# Parses a non-2xx response into the SendError to raise.
+ErrorMapper = Callable[[httpx.Response], SendError]
+
+
+def build_client() -> httpx.Client:
+    """The one place an outbound HTTP client is made (connect 5 s, read/write/pool 15 s)."""
+    return httpx.Client(
+        timeout=httpx.Timeout(READ_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
+        follow_redirects=False,
+    )
+
+
+def post_json(
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    payload: Mapping[str, Any],
+    provider: str,
+    error_mapper: ErrorMapper,
+) -> dict[str, Any]:
+    """POST ``payload`` as JSON; return the decoded 2xx body (``{}`` when it is not an object)."""
+    try:
+        with build_client() as client:
+            response = client.post(url, headers=dict(headers), json=dict(payload))
+    except httpx.TimeoutException as exc:
+        raise SendError(f"{provider}: request timed out", retryable=True, code="timeout") from exc
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        # A misconfigured API URL will not fix itself by retrying.
+        raise SendError(
+            f"{provider}: invalid API URL", retryable=False, code="invalid_config"
+        ) from exc
+    except httpx.TransportError as exc:
+        raise SendError(
+            f"{provider}: connection failed", retryable=True, code="connection_error"
+        ) from exc
+    if response.is_success:
+        try:
+            data = response.json()
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+    error = error_mapper(response)
+    logger.warning(
+        "channel send failed",
+        extra={
+            "provider": provider,
+            "http_status": response.status_code,
+            "error_code": error.code,
+            "provider_code": error.provider_code,
+            "retryable": error.retryable,
+        },
+    )
+    raise error
+
+
+def json_or_empty(response: httpx.Response) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def classify_status(status: int) -> tuple[str, bool]:
+    """Default category and retryability of an HTTP error status."""
+    if status == 429:
+        return "rate_limited", True
+    if status >= 500:
+        return "provider_unavailable", True
+    if status in (401, 403):
+        return "auth_failed", False
+    return "rejected", False
+
+
+def fallback_message_id(provider: str) -> str:
+    """Id for a message the provider accepted (2xx) without telling us its id.
+
+    Raising would make the outbox mark a delivered message as failed (or, worse, resend it), so
+    the send counts as done under a unique local id; status updates for it will not match.
+    """
+    message_id = f"unknown-{uuid.uuid4().hex}"
+    logger.warning(
+        "provider accepted a message without returning its id",
+        extra={"provider": provider, "provider_message_id": message_id},
+    )
+    return message_id

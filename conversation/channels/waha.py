@@ -1,0 +1,365 @@
+"""WAHA (self-hosted WhatsApp HTTP API, devlikeapro) adapter.
+
+Inbound: the session's webhook posts an envelope ``{"id", "timestamp" (ms), "event", "session",
+"me", "payload", "engine", ...}``. ``message``/``message.any`` carry a ``WAMessage`` payload,
+``message.ack`` a delivery receipt; every other event is acknowledged and ignored. Group, status
+and newsletter chats are ignored too: agents serve one customer per chat.
+
+Chat ids: ``<digits>@c.us`` (a phone), ``<digits>@s.whatsapp.net`` (the same, engine-raw, maybe
+with a ``:device`` suffix) and ``<id>@lid`` (WhatsApp's hidden "linked id"). When ``from`` is a
+lid, the engine-specific ``_data`` often still reveals the phone (NOWEB ``key.remoteJidAlt`` /
+``key.senderPn``, GOWS ``Info.SenderAlt`` / ``Info.Chat``): the phone is preferred, the lid kept.
+
+Auth: with ``hmac.key`` set on the session webhook, WAHA sends ``X-Webhook-Hmac`` = hex
+HMAC-SHA512 of the raw body and ``X-Webhook-Hmac-Algorithm: sha512``.
+
+Outbound: ``POST {api_base_url}/api/sendText`` with ``X-Api-Key``. WAHA drives WhatsApp Web, so
+there is no 24-hour window and no template API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from conversation.channels._parsing import (
+    UNSUPPORTED_PLACEHOLDER,
+    constant_time_equal,
+    dig,
+    get_header,
+    load_json_object,
+    optional_str,
+    parse_epoch,
+    placeholder,
+    require_object,
+    require_secret,
+    require_str,
+)
+from conversation.channels.base import (
+    ChannelConfig,
+    InboundMessage,
+    OutboundStatus,
+    ParsedWebhook,
+    Provider,
+    SendError,
+    SendResult,
+    SignatureError,
+    StatusUpdate,
+    WebhookError,
+)
+from conversation.channels.transport import (
+    classify_status,
+    fallback_message_id,
+    json_or_empty,
+    post_json,
+)
+from conversation.channels.waha_ids import (
+    IGNORED_SERVERS,
+    INBOUND_ALTERNATIVES,
+    OUTBOUND_ALTERNATIVES,
+    chat_id_for,
+    phone_of,
+    resolve_contact,
+    server_of,
+)
+
+logger = logging.getLogger(__name__)
+
+HMAC_HEADER = "X-Webhook-Hmac"
+HMAC_ALGORITHM_HEADER = "X-Webhook-Hmac-Algorithm"
+API_KEY_HEADER = "X-Api-Key"
+
+_MESSAGE_EVENTS = frozenset({"message", "message.any"})
+
+_NAME_PATHS: Sequence[tuple[str, ...]] = (
+    ("_data", "notifyName"),
+    ("_data", "pushName"),
+    ("_data", "Info", "PushName"),
+)
+
+# WEBJS ``_data.type`` values: media kinds, and system notices that are not customer messages.
+_WEBJS_KINDS: Mapping[str, str] = {
+    "image": "image",
+    "video": "video",
+    "gif": "video",
+    "audio": "audio",
+    "ptt": "audio",
+    "document": "document",
+    "sticker": "sticker",
+    "location": "location",
+    "vcard": "contacts",
+    "multi_vcard": "contacts",
+}
+_WEBJS_SYSTEM_TYPES = frozenset(
+    {"e2e_notification", "notification_template", "gp2", "call_log", "protocol", "revoked"}
+)
+
+_ACK_STATUS: Mapping[int, OutboundStatus] = {
+    -1: "failed",
+    1: "sent",
+    2: "delivered",
+    3: "read",
+    4: "read",  # PLAYED: a played voice note was necessarily read
+}
+_ACK_NAME_STATUS: Mapping[str, OutboundStatus] = {
+    "ERROR": "failed",
+    "SERVER": "sent",
+    "DEVICE": "delivered",
+    "READ": "read",
+    "PLAYED": "read",
+}
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class WahaAdapter:
+    provider: Provider = "waha"
+    enforces_service_window: bool = False
+
+    def __init__(self, *, clock: Callable[[], datetime] = _utc_now) -> None:
+        # Only for receipts that carry no timestamp at all (the docs' own example has none).
+        self._clock = clock
+
+    # -- inbound -------------------------------------------------------------------------
+
+    def verify_signature(self, *, headers: Mapping[str, str], body: bytes, secret: str) -> None:
+        key = require_secret(secret)
+        algorithm = get_header(headers, HMAC_ALGORITHM_HEADER).lower()
+        if algorithm and algorithm != "sha512":
+            raise SignatureError(f"unsupported {HMAC_ALGORITHM_HEADER}")
+        given = get_header(headers, HMAC_HEADER).lower()
+        if not given:
+            raise SignatureError(f"missing {HMAC_HEADER} header")
+        expected = hmac.new(key, bytes(body), hashlib.sha512).hexdigest()
+        if not constant_time_equal(given, expected):
+            raise SignatureError(f"{HMAC_HEADER} does not match the body")
+
+    def parse_webhook(self, body: bytes) -> ParsedWebhook:
+        envelope = load_json_object(body)
+        event = require_str(envelope.get("event"), "event", code="missing_event")
+        if event in _MESSAGE_EVENTS:
+            payload = require_object(envelope.get("payload"), "payload")
+            message = self._parse_message(payload, envelope)
+            return ParsedWebhook(messages=(message,) if message else ())
+        if event == "message.ack":
+            payload = require_object(envelope.get("payload"), "payload")
+            status = self._parse_ack(payload, envelope)
+            return ParsedWebhook(statuses=(status,) if status else ())
+        return ParsedWebhook()
+
+    def _parse_message(
+        self, payload: dict[str, Any], envelope: dict[str, Any]
+    ) -> InboundMessage | None:
+        message_id = require_str(payload.get("id"), "payload.id", code="missing_id")
+        from_me = payload.get("fromMe") is True
+        sender = require_str(payload.get("from"), "payload.from", code="missing_sender")
+        # For our own messages ``from`` is us; the customer is the chat they went to.
+        to = payload.get("to")
+        chat = to.strip() if from_me and isinstance(to, str) and to.strip() else sender
+        if server_of(chat) in IGNORED_SERVERS:
+            logger.debug(
+                "waha message outside a 1:1 chat ignored", extra={"message_id": message_id}
+            )
+            return None
+        data_type = optional_str(dig(payload, "_data", "type"))
+        if data_type in _WEBJS_SYSTEM_TYPES:
+            return None
+        alternatives = OUTBOUND_ALTERNATIVES if from_me else INBOUND_ALTERNATIVES
+        phone, lid = resolve_contact(chat, payload, alternatives)
+        kind, text = _content(payload, data_type)
+        reply_to = dig(payload, "replyTo", "id")
+        return InboundMessage(
+            provider_message_id=message_id,
+            from_phone=phone or lid,
+            from_lid=lid,
+            body=text,
+            timestamp=self._timestamp(payload, envelope, required=True),
+            from_name="" if from_me else _sender_name(payload),
+            kind=kind,
+            from_me=from_me,
+            reply_to=reply_to.strip() if isinstance(reply_to, str) and reply_to.strip() else None,
+        )
+
+    def _parse_ack(self, payload: dict[str, Any], envelope: dict[str, Any]) -> StatusUpdate | None:
+        message_id = require_str(payload.get("id"), "payload.id", code="missing_id")
+        if payload.get("fromMe") is False:
+            return None  # a receipt for the customer's message, not for one we sent
+        ack = payload.get("ack")
+        status: OutboundStatus | None = None
+        if isinstance(ack, int) and not isinstance(ack, bool):
+            status = _ACK_STATUS.get(ack)
+        if status is None:
+            status = _ACK_NAME_STATUS.get(optional_str(payload.get("ackName")).upper())
+        if status is None:
+            return None  # PENDING (0) or unknown: nothing to record yet
+        return StatusUpdate(
+            provider_message_id=message_id,
+            status=status,
+            timestamp=self._timestamp(payload, envelope, required=False),
+            error="WhatsApp reported a delivery error (ack ERROR)" if status == "failed" else "",
+        )
+
+    def _timestamp(
+        self, payload: dict[str, Any], envelope: dict[str, Any], *, required: bool
+    ) -> datetime:
+        if payload.get("timestamp") is not None:
+            return parse_epoch(payload["timestamp"], "payload.timestamp")
+        if envelope.get("timestamp") is not None:
+            return parse_epoch(envelope["timestamp"], "timestamp", millis=True)
+        if required:
+            raise WebhookError("payload.timestamp is required", code="invalid_timestamp")
+        return self._clock()
+
+    # -- outbound ------------------------------------------------------------------------
+
+    def send_text(
+        self,
+        config: ChannelConfig,
+        *,
+        to: str,
+        body: str,
+        last_inbound_at: datetime | None,
+        now: datetime,
+        reply_to: str | None = None,
+    ) -> SendResult:
+        # No service-window check: WAHA is WhatsApp Web, which has none.
+        base_url = config.api_base_url.strip().rstrip("/")
+        if not base_url or not config.external_id:
+            raise SendError(
+                "waha: channel needs api_base_url and a session name",
+                retryable=False,
+                code="invalid_config",
+            )
+        if not body.strip():
+            raise SendError("waha: empty message body", retryable=False, code="invalid_message")
+        payload: dict[str, Any] = {
+            "session": config.external_id,
+            "chatId": chat_id_for(to),
+            "text": body,
+        }
+        if reply_to:
+            payload["reply_to"] = reply_to
+        headers = {"Accept": "application/json"}
+        if config.api_token:
+            headers[API_KEY_HEADER] = config.api_token
+        data = post_json(
+            f"{base_url}/api/sendText",
+            headers=headers,
+            payload=payload,
+            provider=self.provider,
+            error_mapper=_error_from_response,
+        )
+        return SendResult(provider_message_id=_sent_message_id(data), status="sent")
+
+    def send_template(
+        self,
+        config: ChannelConfig,
+        *,
+        to: str,
+        template_name: str,
+        language: str,
+        parameters: Sequence[str],
+    ) -> SendResult:
+        raise SendError(
+            "waha: WhatsApp Web has no message templates; send free text instead",
+            retryable=False,
+            code="unsupported",
+        )
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def _sender_name(payload: dict[str, Any]) -> str:
+    for path in _NAME_PATHS:
+        name = optional_str(dig(payload, *path))
+        if name:
+            return name[:200]
+    return ""
+
+
+def _kind_from_mime(mimetype: str) -> str:
+    major, _, minor = mimetype.lower().partition("/")
+    if mimetype.lower() == "image/webp":
+        return "sticker"
+    if major in ("image", "audio", "video"):
+        return major
+    return "document" if minor else ""
+
+
+def _content(payload: dict[str, Any], data_type: str) -> tuple[str, str]:
+    """(kind, body) of a WAMessage; media without caption gets a placeholder body."""
+    text = optional_str(payload.get("body"))
+    location = payload.get("location")
+    if isinstance(location, dict) or data_type == "location":
+        return "location", _location_text(location if isinstance(location, dict) else {})
+    vcards = payload.get("vCards")
+    if (isinstance(vcards, list) and vcards) or _WEBJS_KINDS.get(data_type) == "contacts":
+        return "contacts", placeholder("contacts")
+    media = payload.get("media")
+    if payload.get("hasMedia") is True or isinstance(media, dict) or data_type in _WEBJS_KINDS:
+        mimetype = optional_str(dig(media, "mimetype")) if isinstance(media, dict) else ""
+        kind = _WEBJS_KINDS.get(data_type) or _kind_from_mime(mimetype) or "media"
+        return kind, text or placeholder(kind)
+    if text:
+        return "text", text
+    return "unsupported", UNSUPPORTED_PLACEHOLDER
+
+
+def _location_text(location: dict[str, Any]) -> str:
+    # payload.body is ignored here: WEBJS may put a base64 map thumbnail in it.
+    label = ", ".join(
+        part
+        for part in (optional_str(location.get(k)) for k in ("name", "address", "description"))
+        if part
+    )
+    if not label:
+        lat, lng = location.get("latitude"), location.get("longitude")
+        if isinstance(lat, str | int | float) and isinstance(lng, str | int | float):
+            label = f"{lat}, {lng}"
+    return f"{placeholder('location')} {label}".strip()
+
+
+def _sent_message_id(data: dict[str, Any]) -> str:
+    """The id WAHA will use in ``message.ack``; response shapes differ per engine."""
+    for candidate in (
+        data.get("id"),
+        dig(data, "id", "_serialized"),  # WEBJS
+        dig(data, "_data", "id", "_serialized"),  # WEBJS, raw message
+    ):
+        if isinstance(candidate, str) and candidate:
+            return candidate
+    key = data.get("key")  # NOWEB returns the raw Baileys message: rebuild the serialized id
+    if isinstance(key, dict):
+        remote, key_id = key.get("remoteJid"), key.get("id")
+        if isinstance(remote, str) and isinstance(key_id, str) and remote and key_id:
+            phone = phone_of(remote)
+            chat = f"{phone}@c.us" if phone else remote
+            from_me = "true" if key.get("fromMe", True) is not False else "false"
+            return f"{from_me}_{chat}_{key_id}"
+    return fallback_message_id("waha")
+
+
+def _error_from_response(response: httpx.Response) -> SendError:
+    data = json_or_empty(response)
+    detail = data.get("message")
+    if isinstance(detail, list):  # NestJS validation errors
+        detail = "; ".join(str(item) for item in detail)
+    if not isinstance(detail, str) or not detail:
+        detail = dig(data, "exception", "message") or data.get("error") or response.reason_phrase
+    code, retryable = classify_status(response.status_code)
+    return SendError(
+        f"waha: HTTP {response.status_code}: {str(detail)[:300]}",
+        retryable=retryable,
+        code=code,
+        provider_code=str(response.status_code),
+        http_status=response.status_code,
+    )

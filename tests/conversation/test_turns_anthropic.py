@@ -1,0 +1,126 @@
+"""The turn against Claude at the HTTP level: the official SDK talks to a local server
+that answers with the recorded wire format. Failures end the turn cleanly."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from conversation.models import LlmCall, Message, Turn
+from tests import factories
+from tests.conftest import simulator_post
+from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "anthropic"
+
+
+def recorded(name: str) -> dict:
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def tool_use_response(name: str, tool_input: dict) -> dict:
+    """The recorded tool_use response with our tool's name and input."""
+    body = copy.deepcopy(recorded("response_tool_use_haiku45_sdk.json"))
+    block = body["content"][0]
+    block["name"], block["input"] = name, tool_input
+    return body
+
+
+def end_turn_response() -> dict:
+    body = copy.deepcopy(recorded("response_tool_use_haiku45_sdk.json"))
+    body["content"] = [{"type": "text", "text": "Pronto."}]
+    body["stop_reason"] = "end_turn"
+    return body
+
+
+@pytest.fixture
+def claude(settings):
+    with FakeAnthropicServer() as server:
+        settings.ANTHROPIC_API_KEY = "sk-ant-test"
+        settings.ANTHROPIC_BASE_URL = server.base_url
+        settings.ANTHROPIC_MAX_RETRIES = 1
+        settings.ANTHROPIC_TIMEOUT_S = 0.5
+        yield server
+
+
+@pytest.fixture
+def claude_channel(world):
+    agent = factories.make_agent(world.org_a, "Claude", provider="anthropic", model="claude-haiku-4-5")
+    return factories.make_channel(world.org_a, agent=agent)
+
+
+def say(channel, text, msg_id, capture):
+    with capture(execute=True):
+        return simulator_post(Client(), channel, text, msg_id=msg_id)
+
+
+def test_tool_use_leads_to_a_sent_message_and_ledger_rows(
+    claude, claude_channel, django_capture_on_commit_callbacks
+):
+    claude.enqueue_json(200, tool_use_response("send_message", {"text": "Olá! Como posso ajudar?"}))
+    claude.enqueue_json(200, end_turn_response())
+    say(claude_channel, "oi", "a-1", django_capture_on_commit_callbacks)
+
+    sent = Message.objects.get(direction="outbound")
+    assert (sent.sender_kind, sent.body, sent.status) == ("ai", "Olá! Como posso ajudar?", "delivered")
+    calls = list(LlmCall.objects.order_by("created_at"))
+    assert [(c.purpose, c.provider, c.error_code) for c in calls] == [
+        ("orchestrator", "anthropic", ""),
+        ("orchestrator", "anthropic", ""),
+    ]
+    assert calls[0].input_tokens == 656 and calls[0].output_tokens == 74
+    first, second = (r.json for r in claude.requests)
+    assert first["model"] == "claude-haiku-4-5"
+    assert first["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert {t["name"] for t in first["tools"]} >= {"send_message", "search_knowledge"}
+    # the second call carries our tool_result for the recorded tool_use id
+    assert second["messages"][-1]["content"][0]["tool_use_id"] == "toolu_01A9HHF5Ezy3oBrKmSgfASm9"
+    assert Turn.objects.get().outcome == "replied"
+
+
+def test_plain_model_text_is_discarded_never_sent(
+    claude, claude_channel, django_capture_on_commit_callbacks
+):
+    body = end_turn_response()
+    body["content"] = [{"type": "text", "text": "Texto solto que não deveria chegar ao cliente"}]
+    claude.enqueue_json(200, body)
+    say(claude_channel, "oi", "a-2", django_capture_on_commit_callbacks)
+    assert not Message.objects.filter(direction="outbound").exists()
+    turn = Turn.objects.get()
+    assert turn.outcome == "no_reply" and turn.trace["loop"]["discarded_text_chars"] > 0
+
+
+@pytest.mark.parametrize(
+    ("replies", "error_code"),
+    [
+        # 529 overloaded twice (first try + the SDK's one retry)
+        (
+            [Reply(529, json.dumps(recorded("error_529_overloaded_error.json")).encode(),
+                   {"content-type": "application/json"})] * 2,
+            "llm_unavailable",
+        ),
+        # slower than the timeout, twice
+        ([Reply(200, json.dumps(end_turn_response()).encode(),
+                {"content-type": "application/json"}, delay_s=1.5)] * 2, "llm_timeout"),
+        # 200 with a body that is not a message
+        ([Reply(200, b'{"type": "message", "content": "oops"', {"content-type": "application/json"})],
+         "llm_bad_response"),
+    ],
+    ids=["overloaded_529", "timeout", "malformed"],
+)
+def test_model_failures_end_the_turn_cleanly_with_nothing_sent(
+    claude, claude_channel, django_capture_on_commit_callbacks, replies, error_code
+):
+    claude.enqueue(*replies)
+    say(claude_channel, "oi", "a-3", django_capture_on_commit_callbacks)
+    assert not Message.objects.filter(direction="outbound").exists()
+    turn = Turn.objects.get()
+    assert (turn.status, turn.outcome, turn.error_code) == ("done", "error", error_code)
+    call = LlmCall.objects.get()
+    assert call.error_code == error_code
+    inbound = Message.objects.get(direction="inbound")
+    assert inbound.turn_id == turn.pk  # the message is kept and linked to its failed turn
