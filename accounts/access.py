@@ -47,7 +47,11 @@ def scoped(queryset: QuerySet[M], membership: Membership) -> QuerySet[M]:
 
 
 def access(
-    queryset: QuerySet[M], membership: Membership, *, for_write_role: str | None = None, **lookup: Any
+    queryset: QuerySet[M],
+    membership: Membership,
+    *,
+    for_write_role: str | None = None,
+    **lookup: Any,
 ) -> M:
     """One object of the membership's organization, or 404; 403 if the role may not write."""
     obj = scoped(queryset, membership).filter(**lookup).first()

@@ -12,7 +12,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 
 class ApiError(Exception):
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
     code = "bad_request"
 
     def __init__(self, message: str, *, code: str | None = None, status_code: int | None = None):
@@ -25,7 +25,7 @@ class ApiError(Exception):
 
 
 class Conflict(ApiError):
-    status_code = status.HTTP_409_CONFLICT
+    status_code: int = status.HTTP_409_CONFLICT
     code = "conflict"
 
 

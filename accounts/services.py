@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
-
 from accounts.logging import request_id_var
 from accounts.models import AuditLog, Membership, Organization, Role
 
@@ -18,7 +15,9 @@ def mask_secrets(value: Any) -> Any:
     """Replace the value of every secret-looking key, recursively."""
     if isinstance(value, dict):
         return {
-            k: (MASK if any(m in str(k).lower() for m in _SECRET_MARKERS) and v else mask_secrets(v))
+            k: (
+                MASK if any(m in str(k).lower() for m in _SECRET_MARKERS) and v else mask_secrets(v)
+            )
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
@@ -33,7 +32,7 @@ def mask_secrets(value: Any) -> Any:
 def audit_log_write(
     *,
     organization: Organization | Any,
-    actor: AbstractBaseUser | AnonymousUser | None,
+    actor: Any,
     action: str,
     resource: Any,
     diff: dict[str, Any] | None = None,
@@ -53,7 +52,7 @@ def audit_log_write(
 
 
 def membership_create(
-    *, organization: Organization, user: AbstractBaseUser, role: str, actor: Any = None
+    *, organization: Organization, user: Any, role: str, actor: Any = None
 ) -> Membership:
     membership = Membership.objects.create(organization=organization, user=user, role=Role(role))
     audit_log_write(

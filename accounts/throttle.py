@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.utils.translation import gettext as _
 
 LOGIN_ATTEMPTS_PER_10_MIN = 10
@@ -30,9 +30,9 @@ def client_ip(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR", ""))
 
 
-def throttled_login(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def throttled_login(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     @functools.wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if request.method == "POST" and not hit(
             f"login:{client_ip(request)}", limit=LOGIN_ATTEMPTS_PER_10_MIN, window_s=600
         ):

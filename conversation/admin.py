@@ -27,7 +27,7 @@ class ChannelSessionAdmin(admin.ModelAdmin):
 class AgentVersionInline(admin.TabularInline):
     model = AgentVersion
     extra = 0
-    fields = ["number", "provider", "model", "cases_enabled", "runtime_profile", "created_at"]
+    fields = ("number", "provider", "model", "cases_enabled", "runtime_profile", "created_at")
     readonly_fields = fields
     can_delete = False
     show_change_link = True
@@ -60,7 +60,7 @@ class ContactAdmin(admin.ModelAdmin):
 class MessageInline(admin.TabularInline):
     model = Message
     extra = 0
-    fields = ["created_at", "direction", "sender_kind", "body", "status"]
+    fields = ("created_at", "direction", "sender_kind", "body", "status")
     readonly_fields = fields
     can_delete = False
 
@@ -89,7 +89,15 @@ class TurnAdmin(admin.ModelAdmin):
 
 @admin.register(LlmCall)
 class LlmCallAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "purpose", "provider", "model", "input_tokens", "output_tokens", "error_code"]
+    list_display = [
+        "created_at",
+        "purpose",
+        "provider",
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "error_code",
+    ]
     list_filter = ["purpose", "provider", "error_code"]
     raw_id_fields = ["conversation", "turn"]
 

@@ -38,7 +38,10 @@ def enqueue(task: Task, *args: Any, countdown: float = 0.0) -> None:
 
 def _send(task: Task, args: tuple[Any, ...], countdown: float) -> None:
     if not settings.TASKS_IN_PROCESS:
-        task.apply_async(args=args, countdown=countdown or None)
+        if countdown > 0:
+            task.apply_async(args=args, countdown=countdown)
+        else:
+            task.apply_async(args=args)
         return
     if countdown <= 0:
         _run(task, args)

@@ -84,7 +84,9 @@ def perform_human_handoff(
         )
         cancelled = cancel_pending_for_conversation(conversation, "handoff")
         briefing = build_briefing(conversation, extra=briefing_extra)
-        handoff = Handoff.objects.filter(conversation=conversation, status=HandoffStatus.OPEN).first()
+        handoff = Handoff.objects.filter(
+            conversation=conversation, status=HandoffStatus.OPEN
+        ).first()
         if handoff is None:
             handoff = Handoff.objects.create(
                 organization_id=conversation.organization_id,
@@ -136,7 +138,10 @@ def handoff_reply(*, handoff: Handoff, actor: Any, text: str) -> Message:
     """A person answers the customer through the same outbox."""
     with transaction.atomic():
         message = outbound_enqueue(
-            conversation=handoff.conversation, body=text, sender_kind=SenderKind.HUMAN, sent_by=actor
+            conversation=handoff.conversation,
+            body=text,
+            sender_kind=SenderKind.HUMAN,
+            sent_by=actor,
         )
         handoff.conversation.save(update_fields=["last_message_at"])
         audit_log_write(

@@ -16,8 +16,49 @@ from conversation.text import normalize
 MAX_RESULTS = 3
 PASSAGE_CHARS = 600
 _STOPWORDS = frozenset(
-    "a o as os e de da do das dos em no na nos nas um uma uns umas para pra por com "
-    "que qual quais quando como onde eu voce vc meu minha seu sua se me te ao aos".split()
+    [
+        "a",
+        "o",
+        "as",
+        "os",
+        "e",
+        "de",
+        "da",
+        "do",
+        "das",
+        "dos",
+        "em",
+        "no",
+        "na",
+        "nos",
+        "nas",
+        "um",
+        "uma",
+        "uns",
+        "umas",
+        "para",
+        "pra",
+        "por",
+        "com",
+        "que",
+        "qual",
+        "quais",
+        "quando",
+        "como",
+        "onde",
+        "eu",
+        "voce",
+        "vc",
+        "meu",
+        "minha",
+        "seu",
+        "sua",
+        "se",
+        "me",
+        "te",
+        "ao",
+        "aos",
+    ]
 )
 
 
@@ -29,7 +70,9 @@ class KnowledgeHit:
     score: float
 
 
-def search_knowledge(organization_id: uuid.UUID, query: str, *, limit: int = MAX_RESULTS) -> list[KnowledgeHit]:
+def search_knowledge(
+    organization_id: uuid.UUID, query: str, *, limit: int = MAX_RESULTS
+) -> list[KnowledgeHit]:
     query = query.strip()
     if not query:
         return []
@@ -69,7 +112,7 @@ def _token_overlap(docs: list[KnowledgeDocument], query: str, limit: int) -> lis
 
 
 def format_hits(hits: list[KnowledgeHit]) -> str:
-    """The tool result handed to the model."""
+    """The tool result handed to the model: passages separated by blank lines."""
     if not hits:
-        return "Nenhum resultado na base de conhecimento."
+        return "Nenhum resultado encontrado na base de conhecimento."
     return "\n\n".join(f"[{h.title}]\n{h.passage}" for h in hits)

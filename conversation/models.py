@@ -17,7 +17,9 @@ from accounts.models import Organization
 SILENCED_FOREVER = datetime(9999, 12, 31, tzinfo=UTC)
 
 
-def choice_check(field: str, choices: type[models.TextChoices], name: str) -> models.CheckConstraint:
+def choice_check(
+    field: str, choices: type[models.TextChoices], name: str
+) -> models.CheckConstraint:
     return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
 
 
@@ -42,7 +44,9 @@ class ChannelSession(TenantModel):
     name = models.CharField(_("nome"), max_length=120)
     provider = models.CharField(_("provedor"), max_length=16, choices=Provider.choices)
     external_id = models.CharField(
-        _("identificador no provedor"), max_length=120, blank=True,
+        _("identificador no provedor"),
+        max_length=120,
+        blank=True,
         help_text=_("Meta: phone_number_id. WAHA: nome da sessão."),
     )
     phone_number = models.CharField(_("número"), max_length=32, blank=True)
@@ -52,7 +56,11 @@ class ChannelSession(TenantModel):
     # Approved WhatsApp templates: [{"name", "language", "purpose"}] (purpose: follow_up, ...).
     templates = models.JSONField(default=list, blank=True)
     agent = models.ForeignKey(
-        "Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="channels",
+        "Agent",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="channels",
         verbose_name=_("agente do canal"),
     )
     is_active = models.BooleanField(_("ativo"), default=True)
@@ -220,7 +228,9 @@ class MessageStatus(models.TextChoices):
 
 
 class Message(TenantModel):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
     channel = models.ForeignKey(ChannelSession, on_delete=models.CASCADE, related_name="+")
     direction = models.CharField(max_length=8, choices=Direction.choices)
     sender_kind = models.CharField(max_length=8, choices=SenderKind.choices)
@@ -309,7 +319,9 @@ class Turn(TenantModel):
     class Meta:
         ordering = ["created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["trigger_kind", "trigger_key"], name="uniq_turn_trigger"),
+            models.UniqueConstraint(
+                fields=["trigger_kind", "trigger_key"], name="uniq_turn_trigger"
+            ),
             choice_check("trigger_kind", TriggerKind, "turn_trigger_valid"),
             choice_check("status", TurnStatus, "turn_status_valid"),
             choice_check("outcome", TurnOutcome, "turn_outcome_valid"),
@@ -365,7 +377,9 @@ class HandoffStatus(models.TextChoices):
 
 
 class Handoff(TenantModel):
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="handoffs")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="handoffs"
+    )
     reason_code = models.CharField(max_length=20, choices=HandoffReason.choices)
     reason = models.TextField(blank=True)
     briefing = models.TextField(blank=True)

@@ -59,7 +59,12 @@ def validate_tool_input(schema: Mapping[str, Any], data: Mapping[str, Any]) -> s
     missing = [k for k in schema.get("required", []) if k not in data]
     if missing:
         return f"Campos obrigatórios ausentes: {', '.join(missing)}."
-    kinds = {"string": str, "boolean": bool, "integer": int, "number": (int, float)}
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "string": str,
+        "boolean": bool,
+        "integer": int,
+        "number": (int, float),
+    }
     for key, value in data.items():
         spec = props[key]
         expected = kinds.get(spec.get("type", ""))

@@ -93,7 +93,9 @@ def deliver_conversation_outbox(conversation_id: str) -> dict[str, int]:
         if not queued:
             return counts
         conversation = (
-            Conversation.objects.select_related("channel", "contact").filter(pk=conversation_id).first()
+            Conversation.objects.select_related("channel", "contact")
+            .filter(pk=conversation_id)
+            .first()
         )
         if conversation is None:
             return counts
@@ -187,4 +189,3 @@ def outbound_status_update(
         return False
     message.save(update_fields=["status", "error_code"])
     return True
-

@@ -34,7 +34,10 @@ def agent_create(
     with transaction.atomic():
         agent = Agent.objects.create(organization=organization, name=name)
         audit_log_write(
-            organization=organization, actor=actor, action="agent.create", resource=agent,
+            organization=organization,
+            actor=actor,
+            action="agent.create",
+            resource=agent,
             diff={"name": name},
         )
         created = agent_version_create(agent=agent, actor=actor, **version)
@@ -62,12 +65,13 @@ def agent_version_create(*, agent: Agent, actor: Any, **fields: Any) -> AgentVer
             created_by=actor if getattr(actor, "is_authenticated", False) else None,
             **base,
         )
-        changed = [
-            f for f in VERSION_FIELDS if getattr(latest, f, None) != getattr(version, f)
-        ]
+        changed = [f for f in VERSION_FIELDS if getattr(latest, f, None) != getattr(version, f)]
         audit_log_write(
-            organization=agent.organization_id, actor=actor, action="agent.version_create",
-            resource=version, diff={"number": number, "changed": changed},
+            organization=agent.organization_id,
+            actor=actor,
+            action="agent.version_create",
+            resource=version,
+            diff={"number": number, "changed": changed},
         )
     return version
 
@@ -81,8 +85,11 @@ def agent_publish(*, agent: Agent, version: AgentVersion, actor: Any) -> Agent:
         agent.published_version = version
         agent.save(update_fields=["published_version"])
         audit_log_write(
-            organization=agent.organization_id, actor=actor, action="agent.publish",
-            resource=agent, diff={"from": str(previous) if previous else None, "to": str(version.pk)},
+            organization=agent.organization_id,
+            actor=actor,
+            action="agent.publish",
+            resource=agent,
+            diff={"from": str(previous) if previous else None, "to": str(version.pk)},
         )
     return agent
 
@@ -96,7 +103,10 @@ def channel_create(
             organization=organization, name=name, provider=provider, **fields
         )
         audit_log_write(
-            organization=organization, actor=actor, action="channel.create", resource=channel,
+            organization=organization,
+            actor=actor,
+            action="channel.create",
+            resource=channel,
             diff={"name": name, "provider": provider, **fields},
         )
     return channel
@@ -122,7 +132,10 @@ def knowledge_document_save(
             document.save(update_fields=["title", "body", "is_active", "updated_at"])
             action = "knowledge.update"
         audit_log_write(
-            organization=organization, actor=actor, action=action, resource=document,
+            organization=organization,
+            actor=actor,
+            action=action,
+            resource=document,
             diff={"title": title, "is_active": is_active},
         )
     return document
@@ -131,7 +144,10 @@ def knowledge_document_save(
 def knowledge_document_delete(*, document: KnowledgeDocument, actor: Any) -> None:
     with transaction.atomic():
         audit_log_write(
-            organization=document.organization_id, actor=actor, action="knowledge.delete",
-            resource=document, diff={"title": document.title},
+            organization=document.organization_id,
+            actor=actor,
+            action="knowledge.delete",
+            resource=document,
+            diff={"title": document.title},
         )
         document.delete()

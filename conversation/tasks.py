@@ -24,7 +24,7 @@ def run_inbound_turn(message_id: str) -> str | None:
 
 
 @shared_task(name="conversation.deliver_outbox", bind=True, max_retries=None)
-def deliver_outbox(self, conversation_id: str) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def deliver_outbox(self, conversation_id: str) -> dict[str, int]:
     counts = outbox.deliver_conversation_outbox(conversation_id)
     if counts.get("retry_in"):
         # Retryable provider failure: the message stays queued; try again later.

@@ -100,7 +100,7 @@ def run_inbound_turn(message_id: str) -> Turn | None:
         )
         if conversation is None:
             return None  # the message vanished: nothing to answer
-        if conversation.already_turned:  # type: ignore[attr-defined]
+        if conversation.already_turned:
             return None  # a redelivered task: this message already had its turn
         unanswered = list(
             Message.objects.filter(
@@ -292,9 +292,7 @@ def _run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
         messages=(),
         max_tokens=1024,
         timeout_s=settings.ANTHROPIC_TIMEOUT_S,
-        context=ai.record_context(
-            organization_id=ctx.conversation.organization_id, **ctx.ids
-        ),
+        context=ai.record_context(organization_id=ctx.conversation.organization_id, **ctx.ids),
     )
     return run_tool_loop(
         client=client,
@@ -397,4 +395,3 @@ def _finish(
         },
     )
     return turn
-

@@ -5,4 +5,44 @@ from conversation import views
 app_name = "conversation"
 urlpatterns = [
     path("", views.conversations, name="conversations"),
+    path(
+        "conversas/<uuid:conversation_id>/",
+        views.conversation_detail,
+        name="conversation_detail",
+    ),
+    path(
+        "conversas/<uuid:conversation_id>/assumir/",
+        views.conversation_take_over,
+        name="conversation_take_over",
+    ),
+    path("transbordos/", views.handoffs, name="handoffs"),
+    path("transbordos/contador/", views.handoff_badge, name="handoff_badge"),
+    path("transbordos/<uuid:handoff_id>/", views.handoff_detail, name="handoff_detail"),
+    path(
+        "transbordos/<uuid:handoff_id>/mensagens/",
+        views.handoff_messages,
+        name="handoff_messages",
+    ),
+    path("transbordos/<uuid:handoff_id>/responder/", views.handoff_reply, name="handoff_reply"),
+    path("transbordos/<uuid:handoff_id>/devolver/", views.handoff_return, name="handoff_return"),
+    path("agentes/", views.agents, name="agents"),
+    path("agentes/novo/", views.agent_create, name="agent_create"),
+    path("agentes/<uuid:agent_id>/", views.agent_detail, name="agent_detail"),
+    path(
+        "agentes/<uuid:agent_id>/versoes/<uuid:version_id>/publicar/",
+        views.agent_version_publish,
+        name="agent_version_publish",
+    ),
+    path("conhecimento/", views.knowledge, name="knowledge"),
+    path("conhecimento/novo/", views.knowledge_create, name="knowledge_create"),
+    path("conhecimento/<uuid:document_id>/", views.knowledge_edit, name="knowledge_edit"),
+    path(
+        "conhecimento/<uuid:document_id>/excluir/",
+        views.knowledge_delete,
+        name="knowledge_delete",
+    ),
+    path("simulador/", views.simulator, name="simulator"),
+    path("simulador/chat/", views.simulator_chat, name="simulator_chat"),
+    path("simulador/enviar/", views.simulator_send, name="simulator_send"),
+    path("simulador/canal/", views.simulator_channel_create, name="simulator_channel_create"),
 ]

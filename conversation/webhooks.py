@@ -40,9 +40,7 @@ def webhook(request: HttpRequest, provider: str, channel_id: uuid.UUID) -> HttpR
         return _meta_subscription(request, channel)
     if len(request.body) > settings.WEBHOOK_MAX_BODY_BYTES:
         return error(413, "payload_too_large", "Corpo da requisição grande demais.")
-    if not hit(
-        f"webhook:{channel.pk}", limit=settings.WEBHOOK_RATE_LIMIT_PER_MINUTE, window_s=60
-    ):
+    if not hit(f"webhook:{channel.pk}", limit=settings.WEBHOOK_RATE_LIMIT_PER_MINUTE, window_s=60):
         return error(429, "rate_limited", "Muitas requisições para este canal.")
     adapter = get_adapter(channel.provider)
     ids = {"channel_id": str(channel.pk), "provider": channel.provider}
@@ -75,7 +73,7 @@ def _meta_subscription(request: HttpRequest, channel: ChannelSession) -> HttpRes
         return error(405, "method_not_allowed", "Use POST.")
     try:
         challenge = verify_subscription(
-            dict(request.GET.items()), verify_token=channel.webhook_secret
+            {k: str(v) for k, v in request.GET.items()}, verify_token=channel.webhook_secret
         )
     except SignatureError:
         return error(403, "invalid_verify_token", "Token de verificação inválido.")

@@ -25,6 +25,7 @@ nothing but ``LlmError`` subclasses.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -60,6 +61,15 @@ CACHE_CONTROL: Mapping[str, str] = {"type": "ephemeral"}
 _IGNORED_BLOCK_TYPES = frozenset({"thinking", "redacted_thinking"})
 
 
+@functools.lru_cache(maxsize=8)
+def _sdk_client(
+    api_key: str, base_url: str | None, max_retries: int, timeout_s: float
+) -> anthropic.Anthropic:
+    return anthropic.Anthropic(
+        api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
+    )
+
+
 class AnthropicClient:
     """``ModelClient`` over the Anthropic Messages API."""
 
@@ -75,17 +85,9 @@ class AnthropicClient:
         timeout_s: float = 30,
     ) -> None:
         self._recorder = recorder
-        # One SDK client per AnthropicClient: it owns the HTTP connection pool.
-        self._sdk = anthropic.Anthropic(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            timeout=timeout_s,
-        )
-
-    def close(self) -> None:
-        """Close the HTTP connection pool (the client is meant to live for the process)."""
-        self._sdk.close()
+        # Building an SDK client costs 70-300 ms; one per configuration lives for the
+        # process (it owns the HTTP connection pool) and every turn's wrapper shares it.
+        self._sdk = _sdk_client(api_key, base_url, max_retries, float(timeout_s))
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         started = time.monotonic()

@@ -1,0 +1,191 @@
+"""Turns end to end: webhook → stored message → turn → reply, with the offline model.
+
+    python bench/turns.py                      # in-process (SQLite file), N=200
+    python bench/turns.py --worker             # + real Celery workers on Redis (PostgreSQL)
+    python bench/turns.py --n 500 --database-url postgres://postgres@127.0.0.1:5432/bench
+
+Prints JSON lines {"name", "value", "unit", "n"}: p50/p99 turn latency (ms), SQL
+queries per turn, turns per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import uuid
+
+from _django import ROOT, emit, fresh_database, percentile, setup_django
+
+
+def post(client, channel, phone: str, text: str):  # type: ignore[no-untyped-def]
+    return client.post(
+        f"/webhooks/simulator/{channel.pk}",
+        data=json.dumps({"from": phone, "text": text, "id": uuid.uuid4().hex}),
+        content_type="application/json",
+        HTTP_X_SIMULATOR_SECRET=channel.webhook_secret,
+        SERVER_NAME="localhost",
+    )
+
+
+def in_process(n: int) -> None:
+    from django.db import connection, transaction
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from conversation.models import ChannelSession, Message, Turn
+
+    channel = ChannelSession.objects.get(name="Simulador")
+    client = Client()
+    texts = ["oi", "qual o prazo de entrega?", "aceitam pix?", "qual o horário de atendimento?"]
+    for i in range(10):  # warm-up: imports, caches, first connections
+        post(client, channel, f"55119{i:08d}", texts[i % len(texts)])
+    wall: list[float] = []
+    started = time.perf_counter()
+    for i in range(n):
+        t0 = time.perf_counter()
+        response = post(client, channel, f"55118{i:08d}", texts[i % len(texts)])
+        wall.append((time.perf_counter() - t0) * 1000)
+        assert response.status_code == 200, response.content
+    elapsed = time.perf_counter() - started
+    turns = list(
+        Turn.objects.filter(outcome="replied").order_by("-created_at")[:n].values_list(
+            "latency_ms", flat=True
+        )
+    )
+    replies = Message.objects.filter(direction="outbound", status="delivered").count()
+    assert replies >= n, f"only {replies} replies for {n} messages"
+    emit("turn_latency_p50_in_process", percentile(turns, 50), "ms", len(turns))
+    emit("turn_latency_p99_in_process", percentile(turns, 99), "ms", len(turns))
+    emit("webhook_to_reply_p50_in_process", percentile(wall, 50), "ms", n)
+    emit("turns_per_second_in_process", n / elapsed, "turns/s", n)
+
+    # SQL per turn: the turn alone (run_inbound_turn), and the whole request incl. delivery.
+    from conversation.dispatch import enqueue  # noqa: F401  (tasks registered)
+    from conversation.models import Conversation
+    from conversation.turns import run_inbound_turn
+    from tests.factories import make_message
+
+    counts, totals = [], []
+    for i in range(20):
+        conversation = Conversation.objects.filter(channel=channel).order_by("?").first()
+        message = make_message(conversation, texts[i % len(texts)])
+        # The outer atomic defers the delivery (on_commit) past the capture: turn only.
+        with transaction.atomic(), CaptureQueriesContext(connection) as ctx:
+            run_inbound_turn(str(message.pk))
+        counts.append(len([q for q in ctx.captured_queries if not _tx(q["sql"])]))
+        with CaptureQueriesContext(connection) as ctx:
+            post(client, channel, f"55117{i:08d}", texts[i % len(texts)])
+        totals.append(len([q for q in ctx.captured_queries if not _tx(q["sql"])]))
+    emit("sql_queries_per_turn", max(counts), "queries", len(counts), p50=percentile(counts, 50))
+    emit(
+        "sql_queries_per_webhook_turn_and_delivery",
+        max(totals),
+        "queries",
+        len(totals),
+        p50=percentile(totals, 50),
+    )
+
+
+def _tx(sql: str) -> bool:
+    return sql.startswith(("BEGIN", "COMMIT", "SAVEPOINT", "RELEASE", "ROLLBACK"))
+
+
+def with_worker(n: int, database_url: str, broker: str, workers: int) -> None:
+    import os
+
+    from django.conf import settings
+    from django.test import Client
+
+    from config.celery import app
+    from conversation.models import ChannelSession, Message, Turn
+
+    queue = f"bench-{uuid.uuid4().hex[:6]}"
+    settings.TASKS_IN_PROCESS = False
+    app.conf.broker_url, app.conf.task_always_eager, app.conf.task_default_queue = (
+        broker,
+        False,
+        queue,
+    )
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "CELERY_BROKER_URL": broker,
+        "CELERY_QUEUE": queue,
+        "TURN_BURST_WINDOW_S": "0",
+        "LOG_LEVEL": "WARNING",
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q",
+             queue, "-n", f"bench{i}-{queue}@%h", "--without-heartbeat", "--without-mingle",
+             "--without-gossip", "-l", "warning"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for i in range(workers)
+    ]
+    try:
+        time.sleep(3)  # workers connect
+        channel = ChannelSession.objects.get(name="Simulador")
+        client = Client()
+        before = Turn.objects.count()
+        started = time.perf_counter()
+        for i in range(n):
+            post(client, channel, f"55116{i:08d}", "qual o prazo de entrega?")
+        deadline = time.monotonic() + 300
+        while Turn.objects.count() - before < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        while Message.objects.filter(status="queued").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        elapsed = time.perf_counter() - started
+        done = Turn.objects.count() - before
+        latencies = list(
+            Turn.objects.order_by("-created_at")[:done].values_list("latency_ms", flat=True)
+        )
+        emit("turn_latency_p50_worker", percentile(latencies, 50), "ms", done, workers=workers)
+        emit("turn_latency_p99_worker", percentile(latencies, 99), "ms", done, workers=workers)
+        emit("turns_per_second_worker", done / elapsed, "turns/s", done, workers=workers)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=200)
+    parser.add_argument("--database-url", default="sqlite:////tmp/retaguarda-bench.sqlite3")
+    parser.add_argument("--worker", action="store_true", help="also measure real Celery workers")
+    parser.add_argument(
+        "--worker-database-url", default="postgres://postgres@127.0.0.1:5432/retaguarda_bench"
+    )
+    parser.add_argument("--broker", default="redis://127.0.0.1:6379/14")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+
+    setup_django(args.database_url, TURN_BURST_WINDOW_S="0", ANTHROPIC_API_KEY="")
+    from django.conf import settings
+
+    settings.ALLOWED_HOSTS = ["localhost"]
+    fresh_database()
+    in_process(args.n)
+    if args.worker:
+        from django.db import connections
+
+        connections.close_all()
+        settings.DATABASES["default"].update(_db_settings(args.worker_database_url))
+        fresh_database()
+        with_worker(args.n, args.worker_database_url, args.broker, args.workers)
+
+
+def _db_settings(url: str) -> dict:
+    import environ
+
+    return environ.Env.db_url_config(url)
+
+
+if __name__ == "__main__":
+    main()

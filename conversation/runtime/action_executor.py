@@ -1,0 +1,224 @@
+"""Execute the queue's next step (and resume paused workflows) through the backends.
+
+``ToolBackend`` is the seam to the business backends (cancellation, strategic
+partners, pro rata, invoice explanation, knowledge search). ``ToolAdapter`` maps
+queue steps onto it; ``ActionQueueExecutor`` runs a step and records its outcome
+through the hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from .mutations import on_action_completed, on_action_started, on_workflow_resumed
+from .state import (
+    ActionStep,
+    ConversationState,
+    PendingWorkflowResume,
+    ResolvedAction,
+    ToolKind,
+    ToolOutcome,
+)
+from .textnorm import fold, normalize_utterance
+
+# Scalar result keys copied into ResolvedAction.result_summary (kept JSON-safe and small).
+_SUMMARY_KEYS = (
+    "success",
+    "not_found",
+    "error",
+    "message",
+    "aguardando_resposta",
+    "recomenda_finalizacao",
+    "execution_id",
+)
+
+
+class ToolBackend(Protocol):
+    """The backends the runtime drives. Results are plain JSON-like dicts.
+
+    Action results may carry ``success``, ``not_found``, ``error``, ``errors`` (items
+    that failed in a partial success), ``message`` (text for the customer),
+    ``aguardando_resposta`` with ``execution_id``/``expected_input_key``/
+    ``allowed_values``/``question``/``normalize`` (a paused workflow), and
+    ``recomenda_finalizacao``.
+    """
+
+    def cancelar_vas_single(
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+    ) -> Mapping[str, Any]: ...
+
+    def vas_strategic(
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+    ) -> Mapping[str, Any]: ...
+
+    def pro_rata(
+        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]]
+    ) -> Mapping[str, Any]: ...
+
+    def resume_workflow(
+        self, *, tool: str, execution_id: str, input_key: str, value: str
+    ) -> Mapping[str, Any]: ...
+
+    def invoice_explanation(self, *, msisdn: str) -> Mapping[str, Any]:
+        """``{"success": True, "text": ...}`` or ``{"error": ...}``."""
+        ...
+
+    def buscar_informacao(self, *, queries: Sequence[str]) -> Mapping[str, Any]:
+        """Search each query (in parallel where possible): ``{"answer": str | None}``."""
+        ...
+
+
+class ToolAdapter:
+    def __init__(self, backend: ToolBackend) -> None:
+        self._backend = backend
+
+    def invoke(self, step: ActionStep, *, remaining: list[dict[str, Any]]) -> dict[str, Any]:
+        if step.tool == "cancelar_vas_avulso":
+            return dict(
+                self._backend.cancelar_vas_single(
+                    items=self._to_cancel_items(step.items),
+                    workflow_input={"remaining": remaining},
+                )
+            )
+        if step.tool == "vas_estrategico":
+            return dict(
+                self._backend.vas_strategic(
+                    items=self._to_strategic_items(step.items),
+                    workflow_input={"remaining": remaining},
+                )
+            )
+        if step.tool == "pro_rata":
+            return dict(self._backend.pro_rata(**self._to_pro_rata_args(step.items, remaining)))
+        raise ValueError(f"Unsupported action tool: {step.tool}")
+
+    def resume(self, pending: PendingWorkflowResume, value: str) -> dict[str, Any]:
+        return dict(
+            self._backend.resume_workflow(
+                tool=pending.tool,
+                execution_id=pending.execution_id,
+                input_key=pending.expected_input_key,
+                value=value,
+            )
+        )
+
+    def explain_invoice(self, *, msisdn: str) -> dict[str, Any]:
+        return dict(self._backend.invoice_explanation(msisdn=msisdn))
+
+    def search_knowledge(self, queries: Sequence[str]) -> dict[str, Any]:
+        if not queries:
+            raise ValueError("the knowledge search is never called without a query")
+        return dict(self._backend.buscar_informacao(queries=list(queries)))
+
+    @staticmethod
+    def _to_cancel_items(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {"service": i["canonical_name"], "msisdn": i["msisdn"], "value": i.get("value")}
+            for i in items
+        ]
+
+    @staticmethod
+    def _to_strategic_items(items: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {"name": i["canonical_name"], "msisdn": i["msisdn"], "item_type": i.get("item_type")}
+            for i in items
+        ]
+
+    @staticmethod
+    def _to_pro_rata_args(
+        items: Sequence[Mapping[str, Any]], remaining: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        return {
+            "items": [{"service": i["canonical_name"], "msisdn": i["msisdn"]} for i in items],
+            "remaining": remaining,
+        }
+
+
+def classify_outcome(result: Mapping[str, Any]) -> ToolOutcome:
+    if result.get("aguardando_resposta") is True:
+        return ToolOutcome.PARTIAL  # started; the workflow waits for the customer
+    if result.get("not_found") is True:
+        return ToolOutcome.NO_MATCH
+    if result.get("error") is not None:
+        return ToolOutcome.FAILURE
+    if result.get("success") is True:
+        return ToolOutcome.PARTIAL if result.get("errors") else ToolOutcome.SUCCESS
+    return ToolOutcome.FAILURE  # an unknown shape is never reported as done
+
+
+def summarize(result: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        k: result[k]
+        for k in _SUMMARY_KEYS
+        if k in result and isinstance(result[k], str | int | float | bool | type(None))
+    }
+
+
+class ActionQueueExecutor:
+    def __init__(self, tool_adapter: ToolAdapter) -> None:
+        self._tool_adapter = tool_adapter
+
+    @property
+    def tool_adapter(self) -> ToolAdapter:
+        """The informative tools (invoice explanation, RAG) share the action adapter."""
+        return self._tool_adapter
+
+    def execute_next(self, state: ConversationState) -> dict[str, Any]:
+        step = state.action_queue.current()
+        if step is None:
+            return {"success": True, "queue_empty": True}
+        on_action_started(state, step)
+        # Remaining comes from the queue itself, never from the conversation history.
+        remaining = [
+            {"tool": s.tool, "subject": s.subject}
+            for s in state.action_queue.remaining_after_current()
+        ]
+        result = self._tool_adapter.invoke(step, remaining=remaining)
+        self._complete(state, step.tool, step.subject, result)
+        return result
+
+    def resume_current(self, state: ConversationState, value: str) -> dict[str, Any]:
+        """Resume the paused workflow with the customer's interpreted answer."""
+        pending = state.pending_workflow
+        if pending is None:
+            raise ValueError("no paused workflow to resume")
+        on_workflow_resumed(state)
+        result = self._tool_adapter.resume(pending, value)
+        self._complete(state, pending.tool, pending.subject, result)
+        return result
+
+    def _complete(
+        self, state: ConversationState, tool: str, subject: str, result: Mapping[str, Any]
+    ) -> None:
+        action = ResolvedAction(
+            tool=tool,
+            subject=subject,
+            tool_kind=ToolKind.ACTION,
+            outcome=classify_outcome(result),
+            result_summary=summarize(result),
+        )
+        on_action_completed(state, action)
+
+
+class ValueInterpreter:
+    """Read the customer's answer to a paused workflow's question; ``None`` if unclear."""
+
+    YES = frozenset({"sim", "s", "isso", "pode", "pode sim", "quero", "claro", "ok", "confirmo"})
+    NO = frozenset({"nao", "não", "n", "negativo", "não quero", "nao quero"})
+
+    def interpret(self, user_text: str, pending: PendingWorkflowResume) -> str | None:
+        normalized = normalize_utterance(user_text)
+        if not normalized:
+            return None
+        if pending.normalize == "yes_no":
+            value = "sim" if normalized in self.YES else "nao" if normalized in self.NO else None
+            allowed = {fold(v) for v in pending.allowed_values}
+            return value if value is not None and (not allowed or value in allowed) else None
+        if pending.normalize == "choice":
+            wanted = fold(normalized)
+            exact = [v for v in pending.allowed_values if fold(v) == wanted]
+            if exact:
+                return exact[0]
+            contained = [v for v in pending.allowed_values if fold(v) in wanted.split()]
+            return contained[0] if len(contained) == 1 else None
+        return user_text.strip()

@@ -1,0 +1,257 @@
+"""Reads behind the conversation pages: each list is a fixed number of queries, whatever
+the number of rows (select_related / prefetch_related / annotate, never a query per row)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, QuerySet
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from accounts.access import scoped
+from accounts.models import Membership
+from conversation.models import (
+    Agent,
+    ChannelSession,
+    Conversation,
+    ConversationStatus,
+    Direction,
+    Handoff,
+    HandoffStatus,
+    KnowledgeDocument,
+    LlmCall,
+    Message,
+    MessageStatus,
+    Provider,
+    Turn,
+)
+
+SIMULATOR_HISTORY = 200
+# What the customer's phone shows: a reply still in the outbox is not on their screen yet.
+DELIVERED_TO_CUSTOMER = (MessageStatus.SENT, MessageStatus.DELIVERED, MessageStatus.READ)
+IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
+
+
+def conversation_list(membership: Membership, *, status: str = "") -> QuerySet[Conversation]:
+    rows = scoped(Conversation.objects.select_related("contact", "channel"), membership)
+    if status:
+        rows = rows.filter(status=status)
+    return rows.order_by("-last_message_at", "-created_at")
+
+
+def open_handoff_count(membership: Membership) -> int:
+    return scoped(Handoff.objects.filter(status=HandoffStatus.OPEN), membership).count()
+
+
+@dataclass(frozen=True)
+class ConversationDetail:
+    conversation: Conversation
+    messages: list[Message]
+    turns: list[Turn]
+    llm_calls: list[LlmCall]
+    open_handoff: Handoff | None
+
+
+def conversation_detail(conversation: Conversation) -> ConversationDetail:
+    """Messages, turns (each with its LLM calls) and the ledger: four queries."""
+    messages = list(conversation.messages.select_related("sent_by").order_by("created_at"))
+    calls = list(conversation.llm_calls.order_by("created_at"))
+    by_turn: dict[Any, list[LlmCall]] = {}
+    for call in calls:
+        by_turn.setdefault(call.turn_id, []).append(call)
+    turns = list(
+        conversation.turns.select_related("agent_version", "agent_version__agent").order_by(
+            "-created_at"
+        )
+    )
+    for turn in turns:
+        turn.call_rows = by_turn.get(turn.pk, [])  # type: ignore[attr-defined]
+        turn.trace_rows = trace_rows(turn.trace)  # type: ignore[attr-defined]
+    handoff = conversation.handoffs.filter(status=HandoffStatus.OPEN).first()
+    return ConversationDetail(conversation, messages, turns, calls, handoff)
+
+
+def handoff_inbox(membership: Membership) -> QuerySet[Handoff]:
+    return scoped(
+        Handoff.objects.filter(status=HandoffStatus.OPEN).select_related(
+            "conversation__contact", "conversation__channel"
+        ),
+        membership,
+    ).order_by("-last_activity_at", "-created_at")
+
+
+def conversation_messages(conversation: Conversation, *, limit: int = 200) -> list[Message]:
+    """The latest ``limit`` messages, oldest first."""
+    rows = list(conversation.messages.select_related("sent_by").order_by("-created_at")[:limit])
+    rows.reverse()
+    return rows
+
+
+def agent_list(membership: Membership) -> QuerySet[Agent]:
+    return scoped(
+        Agent.objects.select_related("published_version").annotate(
+            version_count=Count("versions", distinct=True),
+            channel_count=Count("channels", distinct=True),
+        ),
+        membership,
+    ).order_by("name")
+
+
+def agent_versions(agent: Agent) -> list[Any]:
+    return list(agent.versions.select_related("created_by").order_by("-number"))
+
+
+def knowledge_list(membership: Membership) -> QuerySet[KnowledgeDocument]:
+    return scoped(KnowledgeDocument.objects.defer("body"), membership).order_by("title")
+
+
+def simulator_channels(membership: Membership) -> QuerySet[ChannelSession]:
+    return scoped(
+        ChannelSession.objects.filter(provider=Provider.SIMULATOR, is_active=True).select_related(
+            "agent"
+        ),
+        membership,
+    ).order_by("name")
+
+
+# --- the simulator's chat, seen from the customer's phone -----------------------------------
+
+
+@dataclass(frozen=True)
+class SimulatorChat:
+    conversation: Conversation | None
+    messages: list[Message]
+    typing: bool
+    # Changes whenever what the phone shows changes: the poll answers 204 while it holds.
+    version: str
+
+
+def simulator_chat(channel: ChannelSession, phone: str) -> SimulatorChat:
+    """The open conversation of ``phone`` on ``channel``, as the customer sees it. Two queries."""
+    conversation = (
+        Conversation.objects.filter(channel=channel, contact__phone=phone)
+        .exclude(status=ConversationStatus.CLOSED)
+        .first()
+    )
+    if conversation is None:
+        return SimulatorChat(None, [], False, "empty")
+    rows = list(
+        conversation.messages.only(
+            "id", "direction", "sender_kind", "body", "status", "turn_id", "created_at"
+        ).order_by("-created_at")[:SIMULATOR_HISTORY]
+    )
+    rows.reverse()
+    last_inbound = next((m for m in reversed(rows) if m.direction == Direction.INBOUND), None)
+    # The AI is "typing" while the customer's last line has no turn yet or a reply is
+    # still on its way through the outbox.
+    typing = (last_inbound is not None and last_inbound.turn_id is None) or any(
+        m.direction == Direction.OUTBOUND and m.status in IN_FLIGHT for m in rows
+    )
+    shown = [
+        m for m in rows if m.direction == Direction.INBOUND or m.status in DELIVERED_TO_CUSTOMER
+    ]
+    digest = hashlib.sha256(
+        "|".join([*(f"{m.pk}:{m.status}" for m in shown), str(typing)]).encode()
+    ).hexdigest()[:16]
+    return SimulatorChat(conversation, shown, typing, digest)
+
+
+def default_simulator_phone(user_id: int) -> str:
+    """A stable fake customer number per back-office user: 55 11 9 + the id on 8 digits."""
+    return f"55119{user_id % 10**8:08d}"
+
+
+def fresh_simulator_phone() -> str:
+    """A new fake customer: a new number means a new contact and a new conversation."""
+    return f"55119{secrets.randbelow(10**8):08d}"
+
+
+# --- the decision trace, made readable -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    key: str
+    label: str | Promise
+    value: str
+
+
+TRACE_LABELS: dict[str, Any] = {
+    "batch": _("Mensagens no lote"),
+    "merged": _("Agrupada na próxima"),
+    "guard": _("Guarda"),
+    "route": _("Roteamento"),
+    "agent_id": _("Agente"),
+    "agent_version_id": _("Versão do agente"),
+    "runtime": _("Runtime"),
+    "loop": _("Orquestrador"),
+    "vetoes": _("Vetos"),
+    "knowledge_hits": _("Base de conhecimento"),
+    "handoff": _("Transbordo"),
+    "followups_cancelled": _("Follow-ups cancelados"),
+}
+GUARD_LABELS: dict[str, Any] = {
+    "opt_out": _("descadastro"),
+    "opt_in": _("recadastro"),
+    "opted_out": _("contato descadastrado"),
+    "human_owned": _("conversa com humano"),
+    "handoff_keyword": _("palavra de transbordo"),
+}
+
+
+def trace_rows(trace: Any) -> list[TraceRow]:
+    """One readable row per trace key, known keys first in pipeline order; keys added by
+    later pipeline stages still show, as compact JSON."""
+    if not isinstance(trace, dict):
+        return []
+    order = {key: i for i, key in enumerate(TRACE_LABELS)}
+    keys = sorted(trace, key=lambda k: (order.get(k, len(order)), k))
+    return [
+        TraceRow(key, TRACE_LABELS.get(key, key), _trace_value(key, trace[key])) for key in keys
+    ]
+
+
+def _trace_value(key: str, value: Any) -> str:
+    if key == "guard" and isinstance(value, str):
+        return str(GUARD_LABELS.get(value, value))
+    if key == "loop" and isinstance(value, dict):
+        calls = value.get("calls") or []
+        tools = ", ".join(
+            f"{c.get('tool')}{' ✗' if c.get('error') else ''}" for c in calls if isinstance(c, dict)
+        )
+        parts = [
+            f"{_('passos')}: {value.get('steps', 0)}",
+            f"{_('parada')}: {value.get('stop', '')}",
+            f"{_('ferramentas')}: {tools or '—'}",
+        ]
+        if value.get("error"):
+            parts.append(f"{_('erro')}: {value['error']}")
+        if value.get("discarded_text_chars"):
+            parts.append(f"{_('texto descartado')}: {value['discarded_text_chars']}")
+        return " · ".join(parts)
+    if key == "knowledge_hits" and isinstance(value, list):
+        searches = [
+            ", ".join(str(i) for i in hits) if isinstance(hits, list) and hits else "—"
+            for hits in value
+        ]
+        return " | ".join(f"#{n}: {ids}" for n, ids in enumerate(searches, start=1))
+    if isinstance(value, list):
+        return ", ".join(_scalar(v) for v in value) or "—"
+    if isinstance(value, dict):
+        return " · ".join(f"{k}: {_scalar(v)}" for k, v in value.items()) or "—"
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(_("sim") if value else _("não"))
+    if isinstance(value, str | int | float):
+        return str(value)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
