@@ -1,0 +1,1 @@
+"""Human cases: the AI delegates a task to a back-office human (specs/human-cases.md)."""
