@@ -9,10 +9,12 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import resolve_url
 
 from accounts.models import Membership
 
@@ -31,6 +33,12 @@ def role_required(role: str) -> Callable[[View], View]:
         @functools.wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
             if not request.user.is_authenticated:
+                if request.headers.get("HX-Request"):
+                    # An htmx poll after the session expired: reload the whole page to
+                    # the login form instead of swapping it into a fragment.
+                    response = HttpResponse(status=204)
+                    response["HX-Redirect"] = resolve_url(settings.LOGIN_URL)
+                    return response
                 return redirect_to_login(request.get_full_path())
             membership = current_membership(request)
             if membership is None or not membership.has_role(role):

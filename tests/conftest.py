@@ -18,6 +18,8 @@ def _deterministic_tasks(settings: Any) -> None:
     # Turns run on commit, in-process, with no burst window unless a test sets one;
     # delayed tasks wait for ``dispatch.run_delayed()`` instead of a background thread.
     settings.TURN_BURST_WINDOW_S = 0
+    # PBKDF2 costs seconds per user on a loaded machine; tests need no strong hashing.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
     dispatch.background_thread_enabled = False
     dispatch.run_delayed()  # nothing leaks between tests

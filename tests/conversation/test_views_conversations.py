@@ -95,9 +95,9 @@ def test_conversation_list_query_count_is_constant(world, django_assert_num_quer
     client = world.client_for(world.viewer)
     _conversations(world.channel_a, 3)
     client.get("/")  # warm-up: content types, template loading
-    # session · user · membership (middleware) · memberships (context processor) ·
-    # open handoff count (nav badge) · paginator count · page of conversations with
-    # contact and channel (select_related)
+    # session · user · membership (middleware) · open handoff count (nav badge) ·
+    # paginator count · page of conversations with contact and channel (select_related) ·
+    # the user's memberships (context processor, org switcher)
     with django_assert_num_queries(7):
         client.get("/")
     _conversations(world.channel_a, 20, start=100)
@@ -187,8 +187,9 @@ def test_conversation_detail_query_count_is_constant(world, django_assert_num_qu
             model="offline",
         )
     client.get(f"/conversas/{conversation.pk}/")
-    # session · user · membership · memberships · conversation (+contact, channel, agent) ·
-    # messages (+sent_by) · LLM calls · turns (+agent version) · open handoff · nav badge
+    # session · user · membership · conversation (+contact, channel, agent) ·
+    # messages (+sent_by) · LLM calls · turns (+agent version) · open handoff · nav badge ·
+    # memberships (context processor)
     with django_assert_num_queries(10):
         client.get(f"/conversas/{conversation.pk}/")
 

@@ -106,9 +106,7 @@ def test_org_switcher_lists_memberships_and_switches_org(world):
     assert world.org_a.name in html and world.org_b.name in html
     assert "5511900000002" not in html
 
-    response = client.post(
-        "/accounts/org/switch/", {"organization": str(world.org_b.pk)}
-    )
+    response = client.post("/accounts/org/switch/", {"organization": str(world.org_b.pk)})
 
     assert response.status_code == 302
     assert client.session[SESSION_ORG_KEY] == str(world.org_b.pk)

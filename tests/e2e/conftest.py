@@ -1,0 +1,47 @@
+"""Browser tests: Debian's Chromium driven by Playwright against pytest-django's live server.
+
+Never downloads a browser: the executable is /usr/bin/chromium.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
+# thread with a running loop unless told it is fine (the test thread never awaits anything).
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+PHONE_VIEWPORT = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def phone_page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport=PHONE_VIEWPORT, locale="pt-BR", is_mobile=True)
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
