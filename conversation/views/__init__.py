@@ -1,0 +1,56 @@
+"""Pages of the back office: conversations, handoff inbox, agents, knowledge base, simulator.
+
+Thin views: parse, authorize (``role_required`` + ``access``), call one service, render.
+Full-page POSTs redirect; htmx POSTs answer with the re-rendered fragments.
+"""
+
+from conversation.views.agents import agent_create, agent_detail, agent_version_publish, agents
+from conversation.views.conversations import (
+    conversation_detail,
+    conversation_take_over,
+    conversations,
+)
+from conversation.views.handoffs import (
+    handoff_badge,
+    handoff_detail,
+    handoff_messages,
+    handoff_reply,
+    handoff_return,
+    handoffs,
+)
+from conversation.views.knowledge import (
+    knowledge,
+    knowledge_create,
+    knowledge_delete,
+    knowledge_edit,
+)
+from conversation.views.simulator import (
+    simulator,
+    simulator_channel_create,
+    simulator_chat,
+    simulator_send,
+)
+
+__all__ = [
+    "agent_create",
+    "agent_detail",
+    "agent_version_publish",
+    "agents",
+    "conversation_detail",
+    "conversation_take_over",
+    "conversations",
+    "handoff_badge",
+    "handoff_detail",
+    "handoff_messages",
+    "handoff_reply",
+    "handoff_return",
+    "handoffs",
+    "knowledge",
+    "knowledge_create",
+    "knowledge_delete",
+    "knowledge_edit",
+    "simulator",
+    "simulator_channel_create",
+    "simulator_chat",
+    "simulator_send",
+]
