@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Callable
+from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+from django.urls import NoReverseMatch, reverse
 
+from accounts import rls
 from accounts.logging import request_id_var
 from accounts.models import Membership
 
@@ -33,10 +38,15 @@ class RequestIdMiddleware:
 
 
 class MembershipMiddleware:
-    """Sets ``request.membership``: the logged-in user's membership in the org they chose.
+    """Sets ``request.membership``: the logged-in user's membership in the org they chose,
+    and the row-level-security context (``accounts.rls``) the rest of the request runs in.
 
     The organization never comes from the request body or query string — only from
-    the session, and only among the user's own memberships.
+    the session, and only among the user's own memberships. On PostgreSQL an
+    authenticated request is one transaction whose walls admit that organization only;
+    superusers in the Django admin work with the walls lifted (staff covering every
+    organization). Anonymous requests get no context: tenant rows are invisible to them
+    (webhooks set their own from the channel in the URL).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -45,7 +55,9 @@ class MembershipMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request.membership = None  # type: ignore[attr-defined]
         user = getattr(request, "user", None)
-        if user is not None and user.is_authenticated:
+        if user is None or not user.is_authenticated:
+            return self.get_response(request)
+        with rls.user_context(user.pk):
             memberships = Membership.objects.filter(user=user).select_related("organization")
             chosen = request.session.get(SESSION_ORG_KEY)
             membership = None
@@ -54,4 +66,48 @@ class MembershipMiddleware:
             if membership is None:
                 membership = memberships.order_by("created_at").first()
             request.membership = membership  # type: ignore[attr-defined]
-        return self.get_response(request)
+            if _is_staff_admin(request, user):
+                with rls.bypass_rls("django admin, superuser"):
+                    return self.get_response(request)
+            if membership is None:
+                return self.get_response(request)
+            with rls.tenant_context(membership.organization_id):
+                return self.get_response(request)
+
+
+def _is_staff_admin(request: HttpRequest, user: Any) -> bool:
+    return bool(
+        user.is_active
+        and user.is_staff
+        and user.is_superuser
+        and request.path.startswith(_admin_prefix())
+    )
+
+
+@functools.cache
+def _admin_prefix() -> str:
+    try:
+        return reverse("admin:index")
+    except NoReverseMatch:  # no admin mounted: nobody is lifted
+        return "\0"
+
+
+class SecurityHeadersMiddleware:
+    """Content-Security-Policy and Permissions-Policy on every response.
+
+    No CDN anywhere (vendored htmx, local static files), so ``'self'`` is enough; htmx
+    runs with ``includeIndicatorStyles: false`` (base.html) and needs no inline script or
+    style. Referrer-Policy, nosniff, frame DENY and COOP come from Django's own settings.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.csp = settings.CONTENT_SECURITY_POLICY
+        self.permissions = settings.PERMISSIONS_POLICY
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", self.csp)
+        response.headers.setdefault("Permissions-Policy", self.permissions)
+        response.headers.setdefault("Cross-Origin-Resource-Policy", "same-origin")
+        return response

@@ -21,6 +21,8 @@ from celery import Task
 from django.conf import settings
 from django.db import close_old_connections, transaction
 
+from accounts import rls
+
 log = logging.getLogger(__name__)
 
 _lock = threading.Condition()
@@ -55,7 +57,10 @@ def _send(task: Task, args: tuple[Any, ...], countdown: float) -> None:
 
 def _run(task: Task, args: tuple[Any, ...]) -> None:
     try:
-        task.apply(args=args, throw=True)
+        # Like a worker: the task sets its own tenant context from its row (accounts.rls),
+        # whatever the code that scheduled it was allowed to see.
+        with rls.unprivileged():
+            task.apply(args=args, throw=True)
     except Exception:
         log.exception("in-process task failed", extra={"task": task.name})
 

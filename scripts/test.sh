@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # One command: set up and run every check — ruff, mypy, and the whole test suite on
 # PostgreSQL + Redis (started if needed), incl. the Celery worker and browser tests.
+# The suite connects as the owner role (it creates and migrates the test database) and the
+# application runs as the non-owner role DATABASE_APP_ROLE, so row-level security binds it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/services.sh
 bash scripts/browser.sh
-export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/retaguarda}
+export DB_OWNER_ROLE=${DB_OWNER_ROLE:-retaguarda_owner}
+export DATABASE_APP_ROLE=${DATABASE_APP_ROLE:-retaguarda_app}
+DB_APP_ROLE=$DATABASE_APP_ROLE DB_NAME=${DB_NAME:-retaguarda} TEST_DB_NAME=test_${DB_NAME:-retaguarda} \
+  bash scripts/db_roles.sh
+export DATABASE_URL=${DATABASE_URL:-postgres://$DB_OWNER_ROLE@127.0.0.1:5432/${DB_NAME:-retaguarda}}
 export CELERY_TEST_BROKER_URL=${CELERY_TEST_BROKER_URL:-redis://127.0.0.1:6379/15}
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

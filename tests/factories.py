@@ -52,7 +52,9 @@ def make_channel(
 ) -> ChannelSession:
     defaults = {"name": f"Canal {next(_seq)}", "webhook_secret": "segredo-do-canal"}
     defaults.update(fields)
-    return ChannelSession.objects.create(organization=org, provider=provider, agent=agent, **defaults)
+    return ChannelSession.objects.create(
+        organization=org, provider=provider, agent=agent, **defaults
+    )
 
 
 def make_conversation(channel: ChannelSession, phone: str = "5511988887777") -> Conversation:

@@ -43,9 +43,7 @@ def test_provider_outage_retries_then_marks_failed_and_keeps_the_message(
 
 
 @respx.mock
-def test_provider_back_after_an_outage_delivers_in_order(
-    world, django_capture_on_commit_callbacks
-):
+def test_provider_back_after_an_outage_delivers_in_order(world, django_capture_on_commit_callbacks):
     route = respx.post(f"{WAHA_URL}/api/sendText")
     route.side_effect = [
         httpx.Response(503),

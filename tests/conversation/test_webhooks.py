@@ -145,7 +145,11 @@ def test_meta_status_callback_moves_outbound_status_forward_only(world):
     channel = factories.make_channel(world.org_a, "meta", external_id="123")
     conversation = factories.make_conversation(channel)
     sent = factories.make_message(
-        conversation, "olá", direction="outbound", sender_kind="ai", status=MessageStatus.SENT,
+        conversation,
+        "olá",
+        direction="outbound",
+        sender_kind="ai",
+        status=MessageStatus.SENT,
         provider_message_id="wamid.STATUS1",
     )
 
@@ -153,12 +157,31 @@ def test_meta_status_callback_moves_outbound_status_forward_only(world):
         return json.dumps(
             {
                 "object": "whatsapp_business_account",
-                "entry": [{"id": "1", "changes": [{"field": "messages", "value": {
-                    "messaging_product": "whatsapp",
-                    "metadata": {"display_phone_number": "1", "phone_number_id": "123"},
-                    "statuses": [{"id": "wamid.STATUS1", "status": status,
-                                  "timestamp": "1700000000", "recipient_id": "5511988887777"}],
-                }}]}],
+                "entry": [
+                    {
+                        "id": "1",
+                        "changes": [
+                            {
+                                "field": "messages",
+                                "value": {
+                                    "messaging_product": "whatsapp",
+                                    "metadata": {
+                                        "display_phone_number": "1",
+                                        "phone_number_id": "123",
+                                    },
+                                    "statuses": [
+                                        {
+                                            "id": "wamid.STATUS1",
+                                            "status": status,
+                                            "timestamp": "1700000000",
+                                            "recipient_id": "5511988887777",
+                                        }
+                                    ],
+                                },
+                            }
+                        ],
+                    }
+                ],
             }
         ).encode()
 

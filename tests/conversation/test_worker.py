@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -52,10 +53,28 @@ def workers(settings):
     }
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
-             "-Q", queue, "-n", f"w{i}-{queue}@%h", "--without-heartbeat",
-             "--without-mingle", "--without-gossip", "-l", "warning"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "-Q",
+                queue,
+                "-n",
+                f"w{i}-{queue}@%h",
+                "--without-heartbeat",
+                "--without-mingle",
+                "--without-gossip",
+                "-l",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         for i in range(2)
     ]
@@ -81,7 +100,9 @@ def wait_for(predicate, timeout=60.0):
 
 def test_real_worker_answers_a_webhook_message(world, workers):
     simulator_post(Client(), world.channel_a, "oi", msg_id="w-1")
-    assert wait_for(lambda: Message.objects.filter(direction="outbound", status="delivered").exists())
+    assert wait_for(
+        lambda: Message.objects.filter(direction="outbound", status="delivered").exists()
+    )
     assert Turn.objects.get().outcome == "replied"
 
 
@@ -99,7 +120,7 @@ def test_two_workers_on_one_conversation_never_interleave_or_duplicate(world, wo
     replies = list(Message.objects.filter(direction="outbound").order_by("created_at"))
     assert [r.turn_id for r in replies] == [t.pk for t in answering]
     # Turns of one conversation hold its lock: no two decide at the same time.
-    for earlier, later in zip(turns, turns[1:], strict=False):
+    for earlier, later in itertools.pairwise(turns):
         assert earlier.finished_at <= later.created_at
     # Each reply comes after every line its turn answered.
     for reply in replies:

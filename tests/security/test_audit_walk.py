@@ -1,0 +1,242 @@
+"""Every mutation of the product leaves an AuditLog row — actor (or a system actor kind),
+organization, action and request id — found by walking the services.
+
+Every public function of every ``<app>/services.py`` (plus the handoff service module) is
+called with organization A's rows, resolved from its parameter names and annotations;
+one that writes no audit row fails, unless ``EXEMPT`` says why it needs none.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from accounts.logging import request_id_var
+from accounts.models import AuditLog
+from tests.security.tenant_data import TenantData, build_world
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTRA_MODULES = ["conversation.handoff"]  # the handoff inbox's services live there
+
+# Functions that mutate nothing (or only bookkeeping that is not an action), and why.
+EXEMPT = {
+    "accounts.services.mask_secrets": "pure helper",
+    "cases.services.next_status": "pure state machine",
+    "cases.services.build_context_snapshot": "read-only",
+    "cases.services.has_open_case_for_lead": "read-only",
+    "cases.services.escalation_briefing": "pure text",
+    "cases.services.due_follow_up_ids": "read-only (a sweep's query)",
+    "cases.services.follow_up_conversation_id": "read-only",
+    "cases.services.follow_up_delay": "configuration",
+    "cases.services.follow_up_max_attempts": "configuration",
+    "cases.services.follow_up_template": "read-only",
+    "cases.services.follow_up_text": "pure text",
+    "cases.services.is_group": "pure predicate",
+    "routers.services.loaded_router": "read-only",
+    "routers.services.quality_results": "pure computation",
+    "routers.services.router_classify_test": "a test classification: stores nothing (Task 6)",
+    "conversation.handoff.build_briefing": "pure text",
+    "conversation.handoff.handoff_touch": "inbound-message bookkeeping; the message is the record",
+}
+
+
+def _service_modules() -> list[str]:
+    names = [
+        f"{path.parent.name}.services"
+        for path in sorted(ROOT.glob("*/services.py"))
+        if (path.parent / "apps.py").exists()
+    ]
+    return names + EXTRA_MODULES
+
+
+def _functions() -> list[tuple[str, Callable[..., Any]]]:
+    found = []
+    for module_name in _service_modules():
+        module = importlib.import_module(module_name)
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            if fn.__module__ == module_name and not name.startswith("_"):
+                found.append((f"{module_name}.{name}", fn))
+    return found
+
+
+FUNCTIONS = _functions()
+
+
+def _model_named(name: str) -> Any:
+    for model in apps.get_models():
+        if model.__name__ == name:
+            return model
+    return None
+
+
+def _router_intent(d: TenantData) -> str:
+    return str(d.row("A", "routers.RouterMember").intent_name)
+
+
+# Values by parameter name (the conventions name arguments after what they are).
+BY_NAME: dict[str, Callable[[TenantData], Any]] = {
+    "organization": lambda d: d.org("A"),
+    "organization_id": lambda d: d.org("A").pk,
+    "actor": lambda d: d.user("A", "admin"),
+    "user": lambda d: get_user_model().objects.create_user(username="novo-membro"),
+    "role": lambda d: "viewer",
+    "name": lambda d: "Nome novo",
+    "title": lambda d: "Título",
+    "summary": lambda d: "Resumo",
+    "blocker": lambda d: "Bloqueio",
+    "text": lambda d: "Texto de teste",
+    "info": lambda d: "O número do pedido é 123.",
+    "reason": lambda d: "teste",
+    "reason_code": lambda d: "manual",
+    "message": lambda d: "oi",
+    "body": lambda d: "Corpo",
+    "provider": lambda d: "simulator",
+    "action": lambda d: "resolved",
+    "now": lambda d: timezone.now(),
+    "sent": lambda d: [],
+    "resource": lambda d: d.row("A", "conversation.Agent"),
+    "version": lambda d: d.row("A", "conversation.AgentVersion"),
+    "document": lambda d: d.row("A", "conversation.KnowledgeDocument"),
+    "channel": lambda d: d.row("A", "conversation.ChannelSession"),
+    "phrase": lambda d: d.row("A", "routers.LabelledPhrase"),
+    "event": lambda d: d.row("A", "cases.CaseEvent"),
+    "follow_up_id": lambda d: str(d.row("A", "cases.CaseFollowUp").pk),
+    "run_id": lambda d: str(d.row("A", "routers.QualityRun").pk),
+    "phrases": lambda d: [("quero a segunda via", _router_intent(d))],
+    "is_active": lambda d: True,
+    "config": lambda d: None,
+}
+
+
+def _members(d: TenantData) -> dict[str, Any]:
+    from routers.services import MemberSpec
+
+    agent = d.row("A", "conversation.Agent")
+    return {"members": [MemberSpec(agent=agent, intent_name="suporte", intent_description="x")]}
+
+
+def _need_lead_info(d: TenantData) -> dict[str, Any]:
+    from cases.services import case_answer
+
+    case = d.row("A", "cases.Case")
+    event = case_answer(case=case, actor=d.user("A", "admin"), action="need_lead_info", text="?")
+    return {"case": case, "event": event}
+
+
+def _awaiting_lead(d: TenantData) -> dict[str, Any]:
+    from cases.services import case_answer
+
+    case = d.row("A", "cases.Case")
+    case_answer(case=case, actor=d.user("A", "admin"), action="need_lead_info", text="Qual?")
+    case.refresh_from_db()
+    return {"case": case}
+
+
+def _queued_run(d: TenantData) -> dict[str, Any]:
+    run = d.row("A", "routers.QualityRun")
+    type(run).objects.filter(pk=run.pk).update(status="queued")
+    return {"run_id": str(run.pk)}
+
+
+def _free_channel(d: TenantData) -> dict[str, Any]:
+    from conversation.models import ChannelSession
+
+    channel = ChannelSession.objects.create(
+        organization=d.org("A"), name="Canal livre", provider="simulator"
+    )
+    return {"channel": channel}
+
+
+def _new_version(d: TenantData) -> dict[str, Any]:
+    from conversation.models import AgentVersion
+
+    agent = d.row("A", "conversation.Agent")
+    version = AgentVersion.objects.create(
+        organization=d.org("A"), agent=agent, number=99, prompt="Nova versão."
+    )
+    return {"agent": agent, "version": version}
+
+
+# Arguments a function needs beyond what its names say (or a state to act on).
+SETUP: dict[str, Callable[[TenantData], dict[str, Any]]] = {
+    "conversation.services.agent_publish": _new_version,
+    "routers.services.router_create": _free_channel,
+    "routers.services.router_save": _members,
+    "routers.services.router_members_replace": _members,
+    "cases.services.case_record_relay": _need_lead_info,
+    "cases.services.case_provide_update": _awaiting_lead,
+    "routers.services.quality_run_execute": _queued_run,
+}
+
+
+def _kwargs(qualname: str, fn: Callable[..., Any], data: TenantData) -> dict[str, Any]:
+    values = SETUP[qualname](data) if qualname in SETUP else {}
+    for name, param in inspect.signature(fn).parameters.items():
+        if name in values or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            continue
+        if name in BY_NAME:
+            values[name] = BY_NAME[name](data)
+            continue
+        model = _model_named(str(param.annotation).split("|")[0].strip(" '\""))
+        if model is not None:
+            values[name] = data.row("A", model)
+        elif param.default is param.empty:
+            raise AssertionError(f"{qualname}: how to fill {name!r}? add to BY_NAME or SETUP")
+    return values
+
+
+def _state() -> list[Any]:
+    """Every tenant row but the audit log's, to tell whether a call changed anything."""
+    from accounts import rls
+
+    return [
+        sorted(map(repr, m._base_manager.values_list()))
+        for m in rls.tenant_models()
+        if m is not AuditLog
+    ]
+
+
+def test_every_service_function_is_walked_or_exempt():
+    names = {q for q, _ in FUNCTIONS}
+    assert not set(EXEMPT) - names, f"stale exemptions: {sorted(set(EXEMPT) - names)}"
+    assert len(names) >= 20
+
+
+@pytest.mark.parametrize(
+    ("qualname", "fn"), [f for f in FUNCTIONS if f[0] not in EXEMPT], ids=lambda v: str(v)
+)
+def test_every_mutation_writes_an_audit_row(db, qualname, fn):
+    data = build_world(("A",))
+    kwargs = _kwargs(qualname, fn, data)
+    before = set(AuditLog.objects.values_list("pk", flat=True))
+    state = _state()
+    request_id = f"audit-{fn.__name__}"[:64]
+    token = request_id_var.set(request_id)
+    try:
+        positional = [
+            kwargs.pop(name)
+            for name, p in inspect.signature(fn).parameters.items()
+            if p.kind == p.POSITIONAL_OR_KEYWORD and name in kwargs
+        ]
+        fn(*positional, **kwargs)
+    finally:
+        request_id_var.reset(token)
+    if qualname != "accounts.services.audit_log_write":  # writes the audit table only
+        assert _state() != state, f"{qualname} changed nothing: give it a SETUP to act on"
+    rows = list(AuditLog.objects.exclude(pk__in=before))
+    assert rows, f"{qualname} changed the product without an audit row"
+    for row in rows:
+        assert row.organization_id == data.org("A").pk
+        assert row.action and row.request_id == request_id
+        if "actor" in inspect.signature(fn).parameters:
+            assert row.actor_id == data.user("A", "admin").pk, qualname
+        else:
+            assert row.actor_kind in ("system", "webhook", "user"), qualname
