@@ -1,0 +1,1 @@
+"""Intent routers: route a channel's conversations to one of several agents."""

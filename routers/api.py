@@ -1,0 +1,280 @@
+"""``/api/v1/ai/routers`` (intent-router Task 6) and the quality loop's endpoints.
+
+Thin views: the role gates the method (``read_role``/``write_role``), the organization
+comes from the session's membership (never from the body), an input serializer
+translates, one service acts, an output serializer shapes ``{"data": ...}``. Service
+errors map to the API's envelope: an already-routed channel is 409
+``router_already_exists``, a broken invariant 422 ``validation_error``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import access
+from accounts.api_access import RolePermission, api_membership
+from accounts.api_errors import ApiError, Conflict
+from routers import selectors, services
+from routers.errors import RouterAlreadyExists, RouterInvalid
+from routers.models import QualityRun, Router
+from routers.serializers import (
+    CountResponse,
+    IdResponse,
+    LabelledPhraseOutput,
+    LabelledPhrasesPutInput,
+    LabelledPhrasesResponse,
+    MemberOutput,
+    MembersPutInput,
+    QualityRunOutput,
+    QualityRunResponse,
+    RouterCreateInput,
+    RouterDetailResponse,
+    RouterListItemOutput,
+    RouterListResponse,
+    RouterOutput,
+    RouterTestInput,
+    RouterTestResponse,
+    RouterUpdateInput,
+)
+
+T = TypeVar("T")
+TAGS = ["routers"]
+ERRORS = {
+    403: OpenApiResponse(description="Sem permissão (papel insuficiente)."),
+    404: OpenApiResponse(description="Roteador não encontrado nesta organização."),
+    422: OpenApiResponse(description="Dados inválidos."),
+}
+
+
+def _service(call: Callable[..., T], **kwargs: Any) -> T:
+    try:
+        return call(**kwargs)
+    except RouterAlreadyExists as exc:
+        raise Conflict(exc.message, code=exc.code) from exc
+    except RouterInvalid as exc:
+        raise ApiError(exc.message, code=exc.code, status_code=422) from exc
+
+
+def _data(payload: Any, code: int = status.HTTP_200_OK) -> Response:
+    return Response({"data": payload}, status=code)
+
+
+class _RouterApi(APIView):
+    permission_classes = [IsAuthenticated, RolePermission]
+    read_role = "agent"
+    write_role = "admin"
+
+    def router(self, request: Request, router_id: uuid.UUID) -> Router:
+        return access(Router.objects.all(), api_membership(request), pk=router_id)
+
+
+class RouterListApi(_RouterApi):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_list",
+        responses={200: RouterListResponse, 403: ERRORS[403]},
+    )
+    def get(self, request: Request) -> Response:
+        rows = selectors.router_list(api_membership(request))
+        return _data({"routers": RouterListItemOutput(rows, many=True).data})
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_create",
+        request=RouterCreateInput,
+        responses={
+            201: IdResponse,
+            403: ERRORS[403],
+            409: OpenApiResponse(description="O canal já tem um roteador ativo."),
+            422: ERRORS[422],
+        },
+    )
+    def post(self, request: Request) -> Response:
+        membership = api_membership(request)
+        data = RouterCreateInput(
+            data=request.data, context={"organization": membership.organization}
+        )
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        router = _service(
+            services.router_create,
+            organization=membership.organization,
+            actor=request.user,
+            name=v["name"],
+            channel=v["channel_id"],
+            fallback_agent=v.get("fallback_agent_id"),
+            is_active=v.get("is_active", True),
+            config=v.get("config"),
+        )
+        return _data({"id": router.pk}, status.HTTP_201_CREATED)
+
+
+class RouterDetailApi(_RouterApi):
+    @extend_schema(
+        tags=TAGS, operation_id="routers_retrieve", responses={200: RouterDetailResponse, **ERRORS}
+    )
+    def get(self, request: Request, router_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        members = selectors.router_members(router)
+        return _data(
+            {
+                "router": RouterOutput(router).data,
+                "members": MemberOutput(members, many=True).data,
+            }
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_partial_update",
+        request=RouterUpdateInput,
+        responses={
+            200: IdResponse,
+            409: OpenApiResponse(description="Canal já roteado."),
+            **ERRORS,
+        },
+    )
+    def patch(self, request: Request, router_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        data = RouterUpdateInput(
+            data=request.data, context={"organization": api_membership(request).organization}
+        )
+        data.is_valid(raise_exception=True)
+        fields = {
+            {"channel_id": "channel", "fallback_agent_id": "fallback_agent"}.get(k, k): value
+            for k, value in data.validated_data.items()
+        }
+        _service(services.router_update, router=router, actor=request.user, **fields)
+        return _data({"id": router.pk})
+
+    @extend_schema(tags=TAGS, operation_id="routers_destroy", responses={200: IdResponse, **ERRORS})
+    def delete(self, request: Request, router_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        pk = router.pk
+        services.router_delete(router=router, actor=request.user)
+        return _data({"id": pk})
+
+
+class RouterMembersApi(_RouterApi):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_members_replace",
+        request=MembersPutInput,
+        responses={200: CountResponse, **ERRORS},
+    )
+    def put(self, request: Request, router_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        data = MembersPutInput(
+            data=request.data, context={"organization": api_membership(request).organization}
+        )
+        data.is_valid(raise_exception=True)
+        created = _service(
+            services.router_members_replace,
+            router=router,
+            actor=request.user,
+            members=data.member_specs(),
+        )
+        return _data({"count": len(created)})
+
+
+class RouterTestApi(_RouterApi):
+    write_role = "manager"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_test",
+        request=RouterTestInput,
+        responses={200: RouterTestResponse, **ERRORS},
+        description="Classifica uma mensagem de teste. Não grava decisão de roteamento.",
+    )
+    def post(self, request: Request, router_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        data = RouterTestInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.router_classify_test(
+            router=router,
+            organization=api_membership(request).organization,
+            message=data.validated_data["message"],
+        )
+        return _data(
+            {
+                "intent_name": result.intent_name,
+                "confidence": round(result.confidence, 4),
+                "stage": result.stage,
+                "status": result.status,
+                "accepted": result.accepted,
+                "agent_id": result.agent_id,
+                "agent_name": result.agent_name,
+                "uses_fallback": result.uses_fallback,
+            }
+        )
+
+
+class LabelledPhrasesApi(_RouterApi):
+    write_role = "manager"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_labelled_phrases_list",
+        responses={200: LabelledPhrasesResponse, **ERRORS},
+    )
+    def get(self, request: Request, router_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        phrases = selectors.labelled_phrases(router)
+        return _data({"phrases": LabelledPhraseOutput(phrases, many=True).data})
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_labelled_phrases_replace",
+        request=LabelledPhrasesPutInput,
+        responses={200: CountResponse, **ERRORS},
+        description="Substitui o conjunto de frases rotuladas do roteador.",
+    )
+    def put(self, request: Request, router_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        data = LabelledPhrasesPutInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        count = _service(
+            services.labelled_phrases_replace,
+            router=router,
+            actor=request.user,
+            phrases=[(p["text"], p["intent_name"]) for p in data.validated_data["phrases"]],
+        )
+        return _data({"count": count})
+
+
+class QualityRunsApi(_RouterApi):
+    write_role = "manager"
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_quality_runs_create",
+        request=None,
+        responses={202: QualityRunResponse, **ERRORS},
+        description="Roda as frases rotuladas pelo classificador (em segundo plano).",
+    )
+    def post(self, request: Request, router_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        run = _service(services.quality_run_start, router=router, actor=request.user)
+        run.refresh_from_db()  # in-process mode may have finished it on commit
+        return _data({"run": QualityRunOutput(run).data}, status.HTTP_202_ACCEPTED)
+
+
+class QualityRunDetailApi(_RouterApi):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="routers_quality_runs_retrieve",
+        responses={200: QualityRunResponse, **ERRORS},
+    )
+    def get(self, request: Request, router_id: uuid.UUID, run_id: uuid.UUID) -> Response:
+        router = self.router(request, router_id)
+        run = access(QualityRun.objects.all(), api_membership(request), pk=run_id, router=router)
+        return _data({"run": QualityRunOutput(run).data})

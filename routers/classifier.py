@@ -1,0 +1,89 @@
+"""Running a router's classification: its local classifier, then its LLM when unsure.
+
+The local classifier is trained once per distinct set of intents (the fingerprint cache
+of ``get_or_train``), so a router is retrained only when its members change. The LLM
+stage goes through the model seam (``ai.model_client``) with purpose ``intent_router``
+and the router's ``classifier_model``; every call lands in the ``LlmCall`` ledger through
+the recorder given here. With no API key the workspace is offline and the local verdict
+decides alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conversation import ai
+from conversation.llm.base import (
+    CallRecorder,
+    LlmInvalidRequest,
+    ModelClient,
+    ModelRequest,
+    ModelResponse,
+)
+from routers.classification import CascadeResult, classify, local_classifier_for
+from routers.loaders import LoadedRouter
+
+
+class LlmModelNotEnabled(LlmInvalidRequest):
+    """The organization restricts its models and the router's classifier is not one."""
+
+    code = "llm_model_not_enabled"
+
+
+class _DisabledModel:
+    """Stands in for the LLM when the organization has not enabled the router's model:
+    the cascade still accepts a confident local verdict, and anything that needs the LLM
+    fails the way a refused model call would (classifier_failed → fallback)."""
+
+    name = "disabled"
+
+    def __init__(self, model: str) -> None:
+        self._model = model
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        raise LlmModelNotEnabled(f"model {self._model} is not enabled for this organization")
+
+
+def enabled_models(org_settings: object) -> frozenset[str] | None:
+    """``settings["llm"]["enabled_models"]`` when the organization restricts its models."""
+    if not isinstance(org_settings, Mapping):
+        return None
+    llm = org_settings.get("llm")
+    models = llm.get("enabled_models") if isinstance(llm, Mapping) else None
+    if not isinstance(models, list):
+        return None
+    return frozenset(str(m) for m in models)
+
+
+def classifier_client(
+    recorder: CallRecorder, *, model: str, org_settings: object
+) -> ModelClient | None:
+    """The LLM for the cascade's second stage, or None when the workspace is offline."""
+    if ai.provider_name() == "offline":
+        return None
+    allowed = enabled_models(org_settings)
+    if allowed is not None and model not in allowed:
+        return _DisabledModel(model)
+    return ai.model_client(recorder)
+
+
+def classify_message(
+    router: LoadedRouter,
+    message: str,
+    *,
+    recorder: CallRecorder,
+    org_settings: object,
+    context: Mapping[str, Any],
+) -> CascadeResult:
+    """The router's verdict on ``message``. Never raises (the cascade promises it)."""
+    intents = router.intent_options()
+    return classify(
+        message,
+        intents=intents,
+        local=local_classifier_for(intents),
+        llm=classifier_client(recorder, model=router.classifier_model, org_settings=org_settings),
+        model=router.classifier_model,
+        local_accept_threshold=router.local_accept_threshold,
+        context={**context, "router_id": str(router.id)},
+    )

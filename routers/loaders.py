@@ -1,0 +1,265 @@
+"""Loading a channel's active router for a turn (intent-router Task 2).
+
+``load_channel_routing`` costs one query per turn: the channel with its own agent, and
+its active router's row with a stamp of its members (latest ``updated_at`` and count) as
+subqueries. The members themselves are cached per process under that stamp, so they are
+read again only when they change — in this process or any other, since the stamp comes
+from the database.
+
+The ``config`` JSON is read defensively: a malformed field falls back to its default and
+never breaks a turn.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import (
+    CharField,
+    Count,
+    DateTimeField,
+    Field,
+    IntegerField,
+    JSONField,
+    OuterRef,
+    Subquery,
+    UUIDField,
+)
+
+from conversation.agents import AgentConfig, agent_config_from_version
+from conversation.models import ChannelSession
+from routers.classification import IntentOption
+from routers.models import (
+    DEFAULT_CLASSIFIER_MODEL,
+    DEFAULT_LOCAL_ACCEPT_THRESHOLD,
+    DEFAULT_MIN_CONFIDENCE,
+    DEFAULT_STICKY,
+    Router,
+    RouterMember,
+)
+
+
+@dataclass(frozen=True)
+class RouterConfig:
+    classifier_model: str = DEFAULT_CLASSIFIER_MODEL
+    sticky: bool = DEFAULT_STICKY
+    min_confidence: float = DEFAULT_MIN_CONFIDENCE
+    local_accept_threshold: float = DEFAULT_LOCAL_ACCEPT_THRESHOLD
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "classifier_model": self.classifier_model,
+            "sticky": self.sticky,
+            "min_confidence": self.min_confidence,
+            "local_accept_threshold": self.local_accept_threshold,
+        }
+
+
+def _unit_interval(value: object) -> float | None:
+    # bool is an int in Python but never a threshold; NaN/inf are not thresholds either.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    number = float(value)
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        return None
+    return number
+
+
+def parse_router_config(raw: object) -> RouterConfig:
+    """Each field independently: the right type and range, else its default."""
+    data: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    model = data.get("classifier_model")
+    sticky = data.get("sticky")
+    min_confidence = _unit_interval(data.get("min_confidence"))
+    local_accept = _unit_interval(data.get("local_accept_threshold"))
+    return RouterConfig(
+        classifier_model=model.strip()
+        if isinstance(model, str) and model.strip()
+        else DEFAULT_CLASSIFIER_MODEL,
+        sticky=sticky if isinstance(sticky, bool) else DEFAULT_STICKY,
+        min_confidence=DEFAULT_MIN_CONFIDENCE if min_confidence is None else min_confidence,
+        local_accept_threshold=DEFAULT_LOCAL_ACCEPT_THRESHOLD
+        if local_accept is None
+        else local_accept,
+    )
+
+
+@dataclass(frozen=True)
+class LoadedMember:
+    id: uuid.UUID
+    agent_id: uuid.UUID
+    intent_name: str
+    intent_description: str
+    examples: tuple[str, ...]
+
+    def option(self) -> IntentOption:
+        return IntentOption(
+            name=self.intent_name, description=self.intent_description, examples=self.examples
+        )
+
+
+@dataclass(frozen=True)
+class LoadedRouter:
+    id: uuid.UUID
+    organization_id: uuid.UUID
+    name: str
+    config: RouterConfig
+    fallback_agent_id: uuid.UUID | None
+    members: tuple[LoadedMember, ...]
+
+    @property
+    def classifier_model(self) -> str:
+        return self.config.classifier_model
+
+    @property
+    def sticky(self) -> bool:
+        return self.config.sticky
+
+    @property
+    def min_confidence(self) -> float:
+        return self.config.min_confidence
+
+    @property
+    def local_accept_threshold(self) -> float:
+        return self.config.local_accept_threshold
+
+    def intent_options(self) -> tuple[IntentOption, ...]:
+        return tuple(m.option() for m in self.members)
+
+    def member_for_intent(self, intent_name: str | None) -> LoadedMember | None:
+        return next((m for m in self.members if m.intent_name == intent_name), None)
+
+    def has_agent(self, agent_id: uuid.UUID | None) -> bool:
+        return agent_id is not None and any(m.agent_id == agent_id for m in self.members)
+
+
+def _examples(raw: object) -> tuple[str, ...]:
+    if not isinstance(raw, list):
+        return ()
+    return tuple(e.strip() for e in raw if isinstance(e, str) and e.strip())
+
+
+def load_members(router_id: uuid.UUID, organization_id: uuid.UUID) -> tuple[LoadedMember, ...]:
+    rows = (
+        RouterMember.objects.filter(router_id=router_id, organization_id=organization_id)
+        .order_by("position", "intent_name")
+        .values_list("id", "agent_id", "intent_name", "intent_description", "examples")
+    )
+    return tuple(
+        LoadedMember(
+            id=pk,
+            agent_id=agent_id,
+            intent_name=name,
+            intent_description=description,
+            examples=_examples(examples),
+        )
+        for pk, agent_id, name, description, examples in rows
+    )
+
+
+MembersKey = tuple[uuid.UUID, datetime, datetime | None, int]
+_CACHE_SIZE = 256
+_members_cache: OrderedDict[MembersKey, tuple[LoadedMember, ...]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _cached_members(key: MembersKey, organization_id: uuid.UUID) -> tuple[LoadedMember, ...]:
+    with _cache_lock:
+        hit = _members_cache.get(key)
+        if hit is not None:
+            _members_cache.move_to_end(key)
+            return hit
+    members = load_members(key[0], organization_id)
+    with _cache_lock:
+        _members_cache[key] = members
+        while len(_members_cache) > _CACHE_SIZE:
+            _members_cache.popitem(last=False)
+    return members
+
+
+def clear_members_cache() -> None:
+    with _cache_lock:
+        _members_cache.clear()
+
+
+@dataclass(frozen=True)
+class ChannelRouting:
+    """What a turn needs to know about its channel: the active router, if any, and the
+    channel's own published agent (the answer without a router, and the safe answer when
+    routing fails)."""
+
+    router: LoadedRouter | None
+    channel_agent: AgentConfig | None
+
+
+def load_channel_routing(channel: ChannelSession) -> ChannelRouting:
+    """One query: the channel with its agent and published version, and its active
+    router's row (and members stamp) as correlated subqueries on the partial unique index.
+    A channel without a router thus costs a turn no query more than before routers."""
+    active = Router.objects.filter(channel=OuterRef("pk"), is_active=True).order_by()
+    members = RouterMember.objects.filter(
+        router__channel=OuterRef("pk"), router__is_active=True
+    ).order_by()
+
+    def field(name: str, output: Field) -> Subquery:
+        return Subquery(active.values(name)[:1], output_field=output)
+
+    row = (
+        ChannelSession.objects.filter(organization_id=channel.organization_id, pk=channel.pk)
+        .select_related("agent", "agent__published_version")
+        .annotate(
+            router_id=field("id", UUIDField()),
+            router_name=field("name", CharField()),
+            router_config=field("config", JSONField()),
+            router_fallback_id=field("fallback_agent_id", UUIDField()),
+            router_updated_at=field("updated_at", DateTimeField()),
+            members_stamp=Subquery(
+                members.order_by("-updated_at").values("updated_at")[:1],
+                output_field=DateTimeField(),
+            ),
+            members_count=Subquery(
+                members.values("router").annotate(n=Count("pk")).values("n")[:1],
+                output_field=IntegerField(),
+            ),
+        )
+        .first()
+    )
+    if row is None:
+        return ChannelRouting(router=None, channel_agent=None)
+    agent = row.agent
+    channel_agent = (
+        agent_config_from_version(agent, agent.published_version)
+        if agent is not None and agent.published_version is not None
+        else None
+    )
+    data: Any = row  # the annotations are not part of the model's type
+    if data.router_id is None:
+        return ChannelRouting(router=None, channel_agent=channel_agent)
+    key: MembersKey = (
+        data.router_id,
+        data.router_updated_at,
+        data.members_stamp,
+        data.members_count or 0,
+    )
+    loaded = _cached_members(key, channel.organization_id) if key[3] else ()
+    router = LoadedRouter(
+        id=data.router_id,
+        organization_id=channel.organization_id,
+        name=data.router_name,
+        config=parse_router_config(data.router_config),
+        fallback_agent_id=data.router_fallback_id,
+        members=loaded,
+    )
+    return ChannelRouting(router=router, channel_agent=channel_agent)
+
+
+def load_active_router(channel: ChannelSession) -> LoadedRouter | None:
+    """The channel's active router with its members by position; None = no router."""
+    return load_channel_routing(channel).router

@@ -1,0 +1,122 @@
+"""Non-trivial reads of the routers app: lists with counts, decision telemetry for the
+decisions page and its chart, and the routers that drive an agent."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from accounts.models import Membership
+from conversation.models import Agent
+from routers.models import (
+    DecisionOutcome,
+    LabelledPhrase,
+    QualityRun,
+    Router,
+    RouterDecision,
+    RouterMember,
+)
+
+CHART_DAYS = 14
+LATEST_DECISIONS = 50
+
+
+def router_list(membership: Membership) -> QuerySet[Router]:
+    """The organization's routers with their channel, fallback and intent count. 1 query."""
+    return (
+        Router.objects.filter(organization_id=membership.organization_id)
+        .select_related("channel", "fallback_agent")
+        .annotate(member_count=Count("members"))
+        .order_by("name")
+    )
+
+
+def router_members(router: Router) -> list[RouterMember]:
+    return list(router.members.select_related("agent").order_by("position", "intent_name"))
+
+
+def routers_driving_agent(agent: Agent) -> list[Router]:
+    """Active routers where ``agent`` answers an intent or is the fallback. 1 query."""
+    return list(
+        Router.objects.filter(organization_id=agent.organization_id, is_active=True)
+        .filter(Q(members__agent=agent) | Q(fallback_agent=agent))
+        .select_related("channel")
+        .distinct()
+        .order_by("name")
+    )
+
+
+def labelled_phrases(router: Router) -> QuerySet[LabelledPhrase]:
+    return LabelledPhrase.objects.filter(router=router).order_by("-created_at")
+
+
+def latest_quality_run(router: Router) -> QualityRun | None:
+    return QualityRun.objects.filter(router=router).order_by("-created_at").first()
+
+
+# --- decisions telemetry ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutcomeCount:
+    outcome: str
+    label: str
+    count: int
+
+
+@dataclass(frozen=True)
+class DecisionStats:
+    since: dt.date
+    days: tuple[dt.date, ...]
+    total: int
+    outcomes: tuple[OutcomeCount, ...]
+    # intent ("" = no intent) -> one count per day of ``days``
+    intent_mix: dict[str, list[int]]
+
+
+def decision_stats(router: Router, *, days: int = CHART_DAYS) -> DecisionStats:
+    """Outcome counts and the intent mix per day over the last ``days`` days. 2 queries."""
+    today = timezone.localdate()
+    since = today - dt.timedelta(days=days - 1)
+    tz = timezone.get_current_timezone()
+    start = dt.datetime.combine(since, dt.time.min, tzinfo=tz)
+    window = RouterDecision.objects.filter(router=router, created_at__gte=start)
+    by_outcome = dict(
+        window.order_by().values_list("outcome").annotate(n=Count("pk")).values_list("outcome", "n")
+    )
+    labels = dict(DecisionOutcome.choices)
+    outcomes = tuple(
+        OutcomeCount(value, str(labels[value]), by_outcome.get(value, 0))
+        for value in DecisionOutcome.values
+    )
+    day_list = tuple(since + dt.timedelta(days=i) for i in range(days))
+    index = {d: i for i, d in enumerate(day_list)}
+    mix: dict[str, list[int]] = {}
+    rows = (
+        window.annotate(day=TruncDate("created_at", tzinfo=tz))
+        .order_by()
+        .values_list("day", "intent_name")
+        .annotate(n=Count("pk"))
+    )
+    for day, intent, n in rows:
+        if day in index:
+            mix.setdefault(intent or "", [0] * days)[index[day]] += n
+    return DecisionStats(
+        since=since,
+        days=day_list,
+        total=sum(by_outcome.values()),
+        outcomes=outcomes,
+        intent_mix=dict(sorted(mix.items(), key=lambda kv: (kv[0] == "", kv[0]))),
+    )
+
+
+def latest_decisions(router: Router, limit: int = LATEST_DECISIONS) -> list[RouterDecision]:
+    return list(
+        RouterDecision.objects.filter(router=router)
+        .select_related("agent")
+        .order_by("-created_at")[:limit]
+    )

@@ -1,0 +1,155 @@
+"""The router inside a turn (intent-router Task 5): resolve the agent, keep the
+conversation's stickiness, and write one ``RouterDecision`` per routed turn.
+
+Called by ``conversation.turns.resolve_turn_agent`` after the guards (a conversation a
+human owns never gets here), inside the turn's transaction and its conversation lock.
+
+Query budget per routed turn: the channel with its agent and its active router (one
+query; members cached per stamp) · the chosen agent's published config · the
+conversation's sticky columns (only when they change) · the decision insert. A members
+cache miss adds one. Without a router, the first query is all: exactly what a turn read
+before routers existed (the channel's agent).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from conversation.agents import load_published_agent_config, load_published_agent_config_by_id
+from conversation.llm.base import CallRecorder
+from conversation.models import ChannelSession, Conversation, Turn
+from routers.classifier import classify_message
+from routers.loaders import ChannelRouting, LoadedRouter, load_channel_routing
+from routers.models import RouterDecision
+from routers.resolver import (
+    UNEXPECTED_ERROR,
+    ResolverDeps,
+    TurnAgentResolution,
+    TurnInput,
+    resolve_turn_agent,
+)
+
+log = logging.getLogger(__name__)
+
+# Outcomes whose intent is the conversation's subject from now on. A fallback keeps the
+# agent sticky but not the intent the classifier was unsure about.
+_SUBJECT_OUTCOMES = frozenset({"classified", "reclassified", "sticky"})
+
+
+def turn_deps(
+    conversation: Conversation, *, recorder: CallRecorder, context: dict[str, Any]
+) -> ResolverDeps:
+    org_settings = conversation.organization.settings
+    loaded: dict[str, ChannelRouting] = {}
+
+    def routing(channel: ChannelSession) -> ChannelRouting:
+        # The router and the channel's agent come from one query, read once per turn.
+        if "routing" not in loaded:
+            loaded["routing"] = load_channel_routing(channel)
+        return loaded["routing"]
+
+    def classify(router: LoadedRouter, text: str) -> Any:
+        return classify_message(
+            router, text, recorder=recorder, org_settings=org_settings, context=context
+        )
+
+    return ResolverDeps(
+        load_active_router=lambda channel: routing(channel).router,
+        classify=classify,
+        load_agent_by_id=load_published_agent_config_by_id,
+        load_channel_agent=lambda channel: routing(channel).channel_agent,
+    )
+
+
+def route_turn(
+    *,
+    conversation: Conversation,
+    turn: Turn | None,
+    signal: str | None,
+    recorder: CallRecorder,
+) -> TurnAgentResolution:
+    """Resolve this turn's agent and record the decision. Never raises."""
+    context = {
+        "organization_id": str(conversation.organization_id),
+        "conversation_id": str(conversation.pk),
+        "turn_id": str(turn.pk) if turn else None,
+    }
+    turn_input = TurnInput(
+        channel=conversation.channel,
+        signal=signal,
+        sticky_agent_id=conversation.active_agent_id,
+        sticky_intent=conversation.active_intent or None,
+    )
+    deps = turn_deps(conversation, recorder=recorder, context=context)
+    try:
+        # A savepoint: a database error swallowed inside the resolver must not poison
+        # the turn's transaction.
+        with transaction.atomic():
+            resolution = resolve_turn_agent(turn_input, deps)
+    except DatabaseError:
+        log.exception("router resolution rolled back", extra=context)
+        resolution = TurnAgentResolution(
+            config=_channel_agent(conversation),
+            router_id=None,
+            intent_name=None,
+            confidence=None,
+            outcome="classifier_failed",
+            error_code=UNEXPECTED_ERROR,
+        )
+    if resolution.router_id is not None:
+        _record(conversation, turn, resolution)
+    return resolution
+
+
+def _channel_agent(conversation: Conversation) -> Any:
+    try:
+        return load_published_agent_config(conversation.channel)
+    except DatabaseError:
+        return None
+
+
+def _record(conversation: Conversation, turn: Turn | None, resolution: TurnAgentResolution) -> None:
+    """Stickiness and telemetry; a failure here is logged and the turn goes on."""
+    try:
+        with transaction.atomic():
+            if resolution.error_code != UNEXPECTED_ERROR:
+                _keep_sticky(conversation, resolution)
+            RouterDecision.objects.create(
+                organization_id=conversation.organization_id,
+                router_id=resolution.router_id,
+                conversation_id=conversation.pk,
+                turn=turn,
+                intent_name=(resolution.intent_name or "")[:60],
+                confidence=resolution.confidence,
+                agent_id=resolution.agent_id,
+                outcome=resolution.outcome,
+                stage=resolution.stage,
+                latency_ms=resolution.latency_ms,
+                error_code=resolution.error_code[:64],
+            )
+    except DatabaseError:
+        log.warning(
+            "router decision not recorded",
+            extra={"conversation_id": str(conversation.pk), "outcome": resolution.outcome},
+        )
+
+
+def _keep_sticky(conversation: Conversation, resolution: TurnAgentResolution) -> None:
+    agent_id: uuid.UUID | None = resolution.agent_id
+    if agent_id is None:
+        return  # generic answer: nothing to stick to
+    intent = (resolution.intent_name or "") if resolution.outcome in _SUBJECT_OUTCOMES else ""
+    if conversation.active_agent_id == agent_id and conversation.active_intent == intent:
+        return  # still the same agent and subject: no write
+    now = timezone.now()
+    Conversation.objects.filter(pk=conversation.pk).update(
+        active_agent_id=agent_id, active_intent=intent[:120], active_agent_set_at=now
+    )
+    conversation.active_agent_id = agent_id
+    conversation.active_intent = intent[:120]
+    conversation.active_agent_set_at = now

@@ -1,0 +1,357 @@
+"""Router pages: list, create/edit with intents and the classification test, decisions
+telemetry with its chart, and the quality loop.
+
+Roles (intent-router Task 7): managers see routers and test classification; admins
+configure them. Thin views: parse, authorize (``role_required`` + ``access``), call one
+service, render. htmx POSTs answer with the re-rendered fragment.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.middleware import HtmxDetails
+
+from accounts.access import access, role_required
+from accounts.models import Membership
+from routers import selectors, services
+from routers.charts import stacked_bars
+from routers.errors import RouterError
+from routers.forms import (
+    LabelledPasteForm,
+    LabelledPhraseForm,
+    MemberFormSet,
+    RouterForm,
+    RouterTestForm,
+    intent_choices,
+    member_initial,
+)
+from routers.models import LabelledPhrase, QualityRun, Router
+from routers.quality import parse_labelled_lines
+
+FORMSET_PREFIX = "members"
+
+
+class PageRequest(HttpRequest):
+    membership: Membership
+    htmx: HtmxDetails
+
+
+def _router(request: PageRequest, router_id: uuid.UUID, *, write_role: str | None = None) -> Router:
+    return access(
+        Router.objects.select_related("channel", "fallback_agent"),
+        request.membership,
+        for_write_role=write_role,
+        pk=router_id,
+    )
+
+
+# --- list ---------------------------------------------------------------------------------
+
+
+@role_required("manager")
+@require_GET
+def routers(request: PageRequest) -> HttpResponse:
+    context = {
+        "routers": selectors.router_list(request.membership),
+        "can_edit": request.membership.has_role("admin"),
+    }
+    return render(request, "routers/routers.html", context)
+
+
+# --- create and edit ----------------------------------------------------------------------
+
+
+def _formset(request: PageRequest, initial: list[dict[str, Any]] | None) -> Any:
+    return MemberFormSet(
+        request.POST if request.method == "POST" else None,
+        initial=initial,
+        prefix=FORMSET_PREFIX,
+        form_kwargs={"organization": request.membership.organization},
+    )
+
+
+def _edit_context(
+    request: PageRequest, router: Router | None, form: RouterForm, formset: Any
+) -> dict[str, Any]:
+    can_edit = request.membership.has_role("admin")
+    if not can_edit:
+        for f in [form, *formset.forms]:
+            for field in f.fields.values():
+                field.disabled = True
+    intents = [m.intent_name for m in selectors.router_members(router)] if router else []
+    return {
+        "router": router,
+        "form": form,
+        "formset": formset,
+        "can_edit": can_edit,
+        "test_form": RouterTestForm(),
+        "intent_choices": intent_choices(intents),
+    }
+
+
+def _save_error(form: RouterForm, exc: RouterError) -> None:
+    field = exc.field if exc.field in form.fields else None
+    form.add_error(field, exc.message)
+
+
+@role_required("admin")
+@require_http_methods(["GET", "POST"])
+def router_create(request: PageRequest) -> HttpResponse:
+    organization = request.membership.organization
+    form = RouterForm(
+        request.POST or None, organization=organization, initial=RouterForm.initial_from(None)
+    )
+    formset = _formset(request, None if request.method == "POST" else [{}])
+    if request.method == "POST" and form.is_valid() and formset.is_valid():
+        data = form.cleaned_data
+        try:
+            router = services.router_create(
+                organization=organization,
+                actor=request.user,
+                name=data["name"],
+                channel=data["channel"],
+                fallback_agent=data["fallback_agent"],
+                is_active=data["is_active"],
+                config=form.config(),
+                members=formset.member_specs(),
+            )
+        except RouterError as exc:
+            _save_error(form, exc)
+        else:
+            messages.success(request, _("Roteador criado. Teste algumas frases ao lado."))
+            return redirect("routers:router_edit", router_id=router.pk)
+    return render(request, "routers/router_form.html", _edit_context(request, None, form, formset))
+
+
+@role_required("manager")
+@require_http_methods(["GET", "POST"])
+def router_edit(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    router = _router(request, router_id, write_role="admin" if request.method == "POST" else None)
+    organization = request.membership.organization
+    form = RouterForm(
+        request.POST or None, organization=organization, initial=RouterForm.initial_from(router)
+    )
+    formset = _formset(request, member_initial(selectors.router_members(router)))
+    if request.method == "POST" and form.is_valid() and formset.is_valid():
+        data = form.cleaned_data
+        try:
+            services.router_save(
+                router=router,
+                actor=request.user,
+                name=data["name"],
+                channel=data["channel"],
+                fallback_agent=data["fallback_agent"],
+                is_active=data["is_active"],
+                config=form.config(),
+                members=formset.member_specs(),
+            )
+        except RouterError as exc:
+            _save_error(form, exc)
+        else:
+            messages.success(request, _("Roteador salvo. A próxima mensagem já usa esta versão."))
+            return redirect("routers:router_edit", router_id=router.pk)
+    return render(
+        request, "routers/router_form.html", _edit_context(request, router, form, formset)
+    )
+
+
+@role_required("admin")
+@require_POST
+def router_delete(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    router = _router(request, router_id)
+    services.router_delete(router=router, actor=request.user)
+    messages.success(request, _("Roteador excluído. O canal volta a usar o agente dele."))
+    return redirect("routers:routers")
+
+
+@role_required("manager")
+@require_POST
+def router_test(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    """The "Testar classificação" panel: which intent, how sure, which agent, which stage."""
+    router = _router(request, router_id)
+    form = RouterTestForm(request.POST)
+    context: dict[str, Any] = {"router": router, "test_form": form}
+    if form.is_valid():
+        message = form.cleaned_data["message"]
+        context["result"] = services.router_classify_test(
+            router=router, organization=request.membership.organization, message=message
+        )
+        context["tested_message"] = message
+        context["intent_choices"] = intent_choices(
+            [m.intent_name for m in selectors.router_members(router)]
+        )
+    if request.htmx:
+        return render(request, "routers/router_form.html#test_panel", context)
+    organization = request.membership.organization
+    page = _edit_context(
+        request,
+        router,
+        RouterForm(organization=organization, initial=RouterForm.initial_from(router)),
+        _formset(request, member_initial(selectors.router_members(router))),
+    )
+    return render(request, "routers/router_form.html", {**page, **context})
+
+
+# --- decisions ------------------------------------------------------------------------------
+
+
+@role_required("manager")
+@require_GET
+def router_decisions(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    router = _router(request, router_id)
+    stats = selectors.decision_stats(router)
+    context = {
+        "router": router,
+        "stats": stats,
+        "chart": stacked_bars(stats.days, stats.intent_mix),
+        "decisions": selectors.latest_decisions(router),
+    }
+    return render(request, "routers/decisions.html", context)
+
+
+# --- the quality loop -----------------------------------------------------------------------
+
+
+def _intent_names(router: Router) -> list[str]:
+    return [m.intent_name for m in selectors.router_members(router)]
+
+
+def _quality_context(request: PageRequest, router: Router, **extra: Any) -> dict[str, Any]:
+    names = _intent_names(router)
+    context: dict[str, Any] = {
+        "router": router,
+        "phrases": selectors.labelled_phrases(router),
+        "run": selectors.latest_quality_run(router),
+        "phrase_form": LabelledPhraseForm(intent_names=names),
+        "paste_form": LabelledPasteForm(),
+        "can_edit_config": request.membership.has_role("admin"),
+    }
+    context.update(extra)
+    return context
+
+
+@role_required("manager")
+@require_GET
+def router_quality(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    router = _router(request, router_id)
+    return render(request, "routers/quality.html", _quality_context(request, router))
+
+
+@role_required("manager")
+@require_POST
+def router_phrase_add(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    """One labelled phrase (the test panel's "esta frase deveria ser…")."""
+    router = _router(request, router_id)
+    form = LabelledPhraseForm(request.POST, intent_names=_intent_names(router))
+    if form.is_valid():
+        try:
+            services.labelled_phrases_add(
+                router=router,
+                actor=request.user,
+                phrases=[(form.cleaned_data["text"], form.cleaned_data["intent_name"])],
+            )
+        except RouterError as exc:
+            form.add_error(None, exc.message)
+    saved = form.is_valid() and not form.errors
+    if request.htmx:
+        context = {"router": router, "saved": saved, "label_form": form}
+        return render(request, "routers/router_form.html#label_saved", context)
+    if saved:
+        messages.success(request, _("Frase rotulada guardada."))
+    else:
+        messages.error(request, _("Não foi possível guardar a frase."))
+    return redirect("routers:router_quality", router_id=router.pk)
+
+
+@role_required("manager")
+@require_POST
+def router_phrases_paste(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    router = _router(request, router_id)
+    form = LabelledPasteForm(request.POST)
+    if form.is_valid():
+        parsed = parse_labelled_lines(form.cleaned_data["lines"], _intent_names(router))
+        for error in parsed.errors:
+            form.add_error("lines", error)
+        if parsed.phrases and not parsed.errors:
+            try:
+                count = services.labelled_phrases_add(
+                    router=router, actor=request.user, phrases=list(parsed.phrases)
+                )
+            except RouterError as exc:
+                form.add_error("lines", exc.message)
+            else:
+                messages.success(request, _("%(n)s frases rotuladas guardadas.") % {"n": count})
+                return redirect("routers:router_quality", router_id=router.pk)
+    context = _quality_context(request, router, paste_form=form)
+    return render(request, "routers/quality.html", context, status=422)
+
+
+@role_required("manager")
+@require_POST
+def router_phrase_delete(
+    request: PageRequest, router_id: uuid.UUID, phrase_id: uuid.UUID
+) -> HttpResponse:
+    router = _router(request, router_id)
+    phrase = access(LabelledPhrase.objects.all(), request.membership, pk=phrase_id, router=router)
+    services.labelled_phrase_delete(phrase=phrase, actor=request.user)
+    if request.htmx:
+        return HttpResponse("")
+    return redirect("routers:router_quality", router_id=router.pk)
+
+
+@role_required("manager")
+@require_POST
+def router_quality_run(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    router = _router(request, router_id)
+    try:
+        services.quality_run_start(router=router, actor=request.user)
+    except RouterError as exc:
+        messages.error(request, exc.message)
+    return redirect(reverse("routers:router_quality", kwargs={"router_id": router.pk}) + "#run")
+
+
+@role_required("manager")
+@require_GET
+def router_quality_progress(
+    request: PageRequest, router_id: uuid.UUID, run_id: uuid.UUID
+) -> HttpResponse:
+    """The fragment the quality page polls while a run is going; the results once done."""
+    router = _router(request, router_id)
+    run = access(QualityRun.objects.all(), request.membership, pk=run_id, router=router)
+    context = {
+        "router": router,
+        "run": run,
+        "can_edit_config": request.membership.has_role("admin"),
+    }
+    return render(request, "routers/quality.html#run", context)
+
+
+@role_required("admin")
+@require_POST
+def router_apply_suggestion(
+    request: PageRequest, router_id: uuid.UUID, run_id: uuid.UUID
+) -> HttpResponse:
+    router = _router(request, router_id)
+    run = access(QualityRun.objects.all(), request.membership, pk=run_id, router=router)
+    suggestion = (run.results or {}).get("suggestion") or {}
+    if not suggestion:
+        messages.error(request, _("Esta rodada não tem sugestão."))
+    else:
+        services.router_update(
+            router=router,
+            actor=request.user,
+            config={
+                "min_confidence": suggestion.get("min_confidence"),
+                "local_accept_threshold": suggestion.get("local_accept_threshold"),
+            },
+        )
+        messages.success(request, _("Limiares aplicados ao roteador."))
+    return redirect("routers:router_quality", router_id=router.pk)
