@@ -1,0 +1,177 @@
+"""pt-BR example sentences per intent label, for the offline intent classifier.
+
+``confirmation_response`` is split into a yes and a no label so the offline classifier can
+also say which way the customer answered. Canonical one-word answers ("sim", "não",
+"tchau") never reach a classifier (the extractor's fast path takes them); the examples
+cover the paraphrases around them. Written for this project (no external data).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+CONFIRMATION_YES = "confirmation_yes"
+CONFIRMATION_NO = "confirmation_no"
+# Not intents of the runtime: left to the orchestrator ("unknown"), which greets, and
+# hands a request for a person to the team (the runtime would only close the dialogue).
+GREETING = "greeting"
+HUMAN_REQUEST = "human_request"
+
+INTENT_EXAMPLES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "invoice_overview": (
+            "me explica essa fatura",
+            "quero entender uma cobrança da conta",
+            "quero entender minha fatura",
+            "pode detalhar a minha conta deste mês",
+            "o que tem na minha fatura",
+            "quais serviços estão sendo cobrados",
+            "me mostra o que estou pagando",
+            "não entendi a fatura, pode explicar",
+            "quero ver os itens da conta",
+            "explica a conta do mês pra mim",
+            "o que vem cobrado na minha linha",
+            "queria saber o que compõe o valor da fatura",
+            "me fala o que tem de cobrança na minha conta",
+            "quero tirar uma dúvida sobre a fatura",
+            "tenho uma dúvida na minha conta",
+            "quero entender essa cobrança",
+            "pode me explicar a cobrança do hbo",
+        ),
+        "broad_invoice_complaint": (
+            "por que a fatura veio alta",
+            "minha conta veio muito cara esse mês",
+            "a fatura aumentou do nada",
+            "estão me cobrando a mais",
+            "veio uma cobrança absurda na minha conta",
+            "tem cobrança errada na minha fatura",
+            "não concordo com o valor da conta",
+            "minha fatura dobrou de valor",
+            "tô pagando muito caro, isso tá errado",
+            "essa conta está um absurdo",
+            "apareceram cobranças que eu não reconheço",
+            "me cobraram coisa que eu não pedi",
+        ),
+        "conceptual_question": (
+            "o que é esse tal de tamboro",
+            "o que é aya ensina",
+            "o que significa serviço de terceiros",
+            "pra que serve esse vivo play",
+            "que serviço é esse tal de jogo premium",
+            "como funciona esse pro rata",
+            "o que é sva",
+            "o que quer dizer itens eventuais",
+            "esse hbo max é o que exatamente",
+            "que negócio é esse de revista digital",
+            "tem youtube também, o que é",
+            "me explica o que é bundle",
+        ),
+        "value_question": (
+            "quanto está a fatura",
+            "qual o valor da minha conta",
+            "quanto custa o vod",
+            "qual o valor do hbo max",
+            "quanto eu pago no plano",
+            "quanto vou pagar esse mês",
+            "qual o total da fatura",
+            "quando vence a minha conta",
+            "quanto é cobrado pelo tamboro",
+            "qual o preço desse serviço",
+            "de quanto é a cobrança do deezer",
+            "qual a data de vencimento",
+        ),
+        "action_request": (
+            "quero cancelar o vod e o hbo max",
+            "cancela o tamboro",
+            "quero tirar esse serviço da minha conta",
+            "pode remover o deezer",
+            "não quero mais o aya ensina",
+            "desativa o jogo premium pra mim",
+            "quero cancelar esses serviços",
+            "exclui a revista digital da minha linha",
+            "tira o paramount",
+            "quero o estorno do vod",
+            "quero ressarcimento em dobro do tamboro",
+            "quero a devolução do valor do hbo",
+            "cancelar o netflix",
+            "pode cancelar o serviço de jogos",
+            "quero contestar a cobrança do aya",
+        ),
+        CONFIRMATION_YES: (
+            "ok, pode",
+            "pode sim",
+            "tá bom",
+            "pode seguir com isso",
+            "isso aí, pode fazer",
+            "confirmo sim",
+            "claro, pode cancelar",
+            "beleza, pode",
+            "sim, por favor",
+            "certo",
+            "entendi, tudo certo",
+            "fechado",
+            "isso mesmo, pode ser",
+            "perfeito, obrigado pela explicação",
+        ),
+        CONFIRMATION_NO: (
+            "não contratei isso",
+            "não, espera",
+            "melhor não",
+            "não quero não",
+            "não é isso",
+            "não, deixa como está",
+            "nunca pedi esse serviço",
+            "não autorizo",
+            "não, não foi isso que eu disse",
+            "ainda não entendi",
+            "não ficou claro",
+        ),
+        "human_or_end": (
+            "era só isso mesmo",
+            "valeu, até mais",
+            "pode encerrar o atendimento",
+            "não preciso de mais nada",
+            "encerra por favor",
+            "até logo",
+            "já resolvi, pode finalizar",
+            "por hoje é isso",
+            "não tenho mais dúvidas",
+            "pode fechar a conversa",
+        ),
+        HUMAN_REQUEST: (
+            "quero falar com um atendente",
+            "me passa pra uma pessoa",
+            "quero falar com um humano",
+            "chama alguém da equipe",
+            "tem alguém de verdade aí",
+            "quero atendimento humano",
+            "me transfere para um atendente",
+            "preciso falar com uma pessoa",
+        ),
+        "off_context": (
+            "e o jogo do corinthians ontem",
+            "qual a previsão do tempo pra amanhã",
+            "me conta uma piada",
+            "você gosta de música",
+            "qual a capital da frança",
+            "quem ganhou a eleição",
+            "me indica um restaurante",
+            "que horas são aí",
+            "qual a receita de bolo de cenoura",
+            "você é um robô",
+        ),
+        GREETING: (
+            "oi",
+            "olá",
+            "bom dia",
+            "boa tarde",
+            "boa noite",
+            "oi, tudo bem?",
+            "olá, boa tarde",
+            "e aí, tudo bom?",
+            "oi, preciso de ajuda",
+            "olá, alguém aí?",
+        ),
+    }
+)

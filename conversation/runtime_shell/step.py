@@ -1,0 +1,350 @@
+"""One turn of the conversation runtime, as the turn pipeline runs it.
+
+``runtime_step`` builds the runtime for the turn's agent (classifiers, backend, state
+store), calls ``try_handle`` and returns a ``RuntimeStep``: the decision trace (ids and
+codes only), the reply to send when the runtime answered, and the note for the
+orchestrator when it did not. The turn sends the reply through its guarded send path,
+then calls ``commit`` so the state and the action log are written only for what happened.
+
+Modes (``AgentVersion.runtime_mode``):
+
+- ``on``: the runtime answers the turns it covers; its state lives under the ``live`` key.
+- ``shadow``: the runtime decides on a dry-run backend (no action is executed) and the
+  decision goes on the trace; the orchestrator answers as if the runtime were off, without
+  the runtime's note. The shadow state is kept under its own ``shadow`` key, so a shadow
+  dialogue can follow several turns ("sim" after its own confirmation) without ever
+  steering the live one.
+
+``CONVERSATION_RUNTIME_ENABLED`` off (the kill switch) skips the runtime entirely.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from conversation import ai
+from conversation.agents import AgentConfig
+from conversation.llm.base import ChatMessage, TextBlock
+from conversation.models import (
+    Conversation,
+    Direction,
+    Message,
+    RuntimeMode,
+    RuntimeProfile,
+    Turn,
+)
+from conversation.runtime import (
+    Channel,
+    FuzzyItemMatcher,
+    HistoryTurn,
+    IntentClassifierLLM,
+    ItemMatcherLLM,
+    RuntimeResult,
+    ToolBackend,
+    build_runtime,
+)
+from conversation.runtime.intent_extractor import HISTORY_WINDOW
+from conversation.runtime.script_catalog import ScriptCatalog
+
+from .backends import (
+    DemoInvoiceBackend,
+    DryRunBackend,
+    KnowledgeSearch,
+    RecordingBackend,
+    cancelled_by_contact,
+)
+from .billing_http import BillingError, HttpBillingBackend, billing_config
+from .classifiers import LlmIntentClassifier, LlmItemMatcher
+from .invoices import InvoiceError, contact_invoice, primary_msisdn, validate_invoice
+from .offline import OfflineIntentClassifier
+from .store import ConversationFieldStore
+
+log = logging.getLogger(__name__)
+
+SCRIPT_ID_MAX = 80  # Message.script_id
+NOTE_HEADER = "[Contexto do atendimento — gerado pelo sistema, não é fala do cliente]"
+DIRECTIVE_HEADER = "[Instrução para esta resposta]"
+
+
+@dataclass(frozen=True)
+class RuntimeReply:
+    text: str
+    script_id: str = ""  # catalog script ids said in ``text`` (comma-separated), if any
+    script_version: str = ""  # the catalog version they came from
+
+
+@dataclass
+class RuntimeStep:
+    mode: str
+    trace: dict[str, Any]
+    reply: RuntimeReply | None = None
+    # Appended to the customer's message for the orchestrator's call (never stored).
+    orchestrator_note: str = ""
+    _commit: Callable[[bool], None] | None = field(default=None, repr=False)
+
+    def commit(self, *, answered: bool) -> None:
+        """Write what the turn made real: the action log always, the state unless the
+        reply was vetoed before it reached the customer (and nothing was executed)."""
+        if self._commit is not None:
+            self._commit(answered)
+            self._commit = None
+
+
+@functools.cache
+def script_catalog() -> ScriptCatalog:
+    """The canonical scripts, loaded and validated once per process."""
+    return ScriptCatalog()
+
+
+def runtime_applies(agent: AgentConfig) -> bool:
+    return agent.runtime_profile == RuntimeProfile.INVOICE_SUPPORT and agent.runtime_mode in (
+        RuntimeMode.ON,
+        RuntimeMode.SHADOW,
+    )
+
+
+def runtime_step(
+    *,
+    conversation: Conversation,
+    turn: Turn,
+    agent: AgentConfig,
+    text: str,
+    batch_ids: Iterable[uuid.UUID],
+    ledger: ai.Ledger,
+) -> RuntimeStep | None:
+    """Run the runtime for this turn; None when the agent version has no runtime."""
+    if not runtime_applies(agent):
+        return None
+    mode = agent.runtime_mode
+    trace: dict[str, Any] = {"mode": mode}
+    if not settings.CONVERSATION_RUNTIME_ENABLED:
+        trace["skipped"] = "kill_switch"
+        return RuntimeStep(mode=mode, trace=trace)
+    try:
+        # A savepoint: whatever fails in here leaves the turn's transaction usable.
+        with transaction.atomic():
+            return _run(conversation, turn, agent, text, list(batch_ids), ledger, trace)
+    except Exception:
+        log.exception(
+            "conversation runtime failed",
+            extra={"conversation_id": str(conversation.pk), "turn_id": str(turn.pk)},
+        )
+        trace.update(handled=False, error="runtime_error")
+        return RuntimeStep(mode=mode, trace=trace)
+
+
+def _run(
+    conversation: Conversation,
+    turn: Turn,
+    agent: AgentConfig,
+    text: str,
+    batch_ids: list[uuid.UUID],
+    ledger: ai.Ledger,
+    trace: dict[str, Any],
+) -> RuntimeStep:
+    live = agent.runtime_mode == RuntimeMode.ON
+    knowledge_search = KnowledgeSearch(conversation.organization_id)
+    invoice, base = _invoice_and_backend(conversation, turn, knowledge_search, trace)
+    if invoice is None or base is None:
+        # No invoice, no runtime: "não localizei o serviço" would be a lie.
+        trace.update(handled=False, fallback_reason="invoice_unavailable")
+        return RuntimeStep(mode=agent.runtime_mode, trace=trace)
+
+    store = ConversationFieldStore(conversation, key="live" if live else "shadow")
+    recording: RecordingBackend | None = None
+    dry_run: DryRunBackend | None = None
+    backend: ToolBackend
+    if live:
+        backend = recording = RecordingBackend(base, name=base.name)
+    else:
+        backend = dry_run = DryRunBackend(base)
+    ids = ai.record_context(
+        organization_id=conversation.organization_id,
+        conversation_id=conversation.pk,
+        turn_id=turn.pk,
+    )
+    classifier, matcher, classifier_kind = _classifiers(agent, ledger, ids)
+    runtime = build_runtime(
+        classifier=classifier,
+        backend=backend,
+        channel=Channel.TEXT,
+        matcher=matcher,
+        state_store=store,
+        catalog=script_catalog(),
+    )
+    history = _history(conversation, batch_ids) if classifier_kind == "llm" else []
+    context: dict[str, Any] = {
+        "session_id": store.session_id,
+        "msisdn": primary_msisdn(invoice, conversation.contact.phone),
+        "invoice_detail": invoice,
+    }
+    result = runtime.try_handle(user_text=text, context=context, history=history)
+
+    state = store.load(context)
+    last = state.decision_trace[-1] if state.decision_trace else {}
+    trace.update(
+        handled=result.handled,
+        decision=result.decision,
+        rule=result.rule,
+        intent=last.get("intent"),
+        source=last.get("source"),
+        fallback_reason=result.fallback_reason,
+        scripts=[
+            {"script_id": s.script_id, "catalog_version": s.catalog_version} for s in result.scripts
+        ],
+        state=store.origin,
+        classifier=classifier_kind,
+        backend=backend_name(recording, dry_run),
+    )
+    if result.finalization:
+        trace["finalization"] = result.finalization.get("status")
+    if recording is not None and recording.records:
+        trace["actions"] = [{"tool": r.tool, "outcome": r.outcome} for r in recording.records]
+    if dry_run is not None and dry_run.simulated:
+        trace["actions"] = [{"tool": t, "outcome": "simulated"} for t in dry_run.simulated]
+    if knowledge_search.hit_ids:
+        trace["knowledge_hits"] = list(knowledge_search.hit_ids)
+
+    reply = _reply(result) if live else None
+    note = ""
+    if live and not result.handled:
+        trace["directive"] = bool(result.orchestrator_directive)
+        # The offline orchestrator follows rules, not instructions: the note would only
+        # pollute the text it searches the knowledge base with.
+        if ai.provider_name(agent.provider) != "offline":
+            note = orchestrator_note(result)
+        trace["note"] = bool(note)
+
+    def commit(answered: bool) -> None:
+        executed = recording.flush(conversation=conversation, turn=turn) if recording else 0
+        if reply is not None and not answered and not executed:
+            trace["state_discarded"] = True
+            return
+        store.persist()
+
+    return RuntimeStep(
+        mode=agent.runtime_mode,
+        trace=trace,
+        reply=reply,
+        orchestrator_note=note,
+        _commit=commit,
+    )
+
+
+def backend_name(recording: RecordingBackend | None, dry_run: DryRunBackend | None) -> str:
+    if recording is not None:
+        return recording.name
+    return DryRunBackend.name if dry_run is not None else ""
+
+
+def _invoice_and_backend(
+    conversation: Conversation,
+    turn: Turn,
+    knowledge_search: KnowledgeSearch,
+    trace: dict[str, Any],
+) -> tuple[Mapping[str, Any] | None, DemoInvoiceBackend | HttpBillingBackend | None]:
+    config = billing_config()
+    if config is None:
+        found = contact_invoice(
+            organization_id=conversation.organization_id, contact_id=conversation.contact_id
+        )
+        if found is None:
+            return None, None
+        trace["invoice"] = found.source
+        backend = DemoInvoiceBackend(
+            found.detail,
+            knowledge_search=knowledge_search,
+            cancelled=cancelled_by_contact(conversation),
+        )
+        return found.detail, backend
+    http = HttpBillingBackend(
+        config, knowledge_search=knowledge_search, idempotency_prefix=str(turn.pk)
+    )
+    try:
+        detail = validate_invoice(http.fetch_invoice(conversation.contact.phone))
+    except BillingError as exc:
+        trace["invoice_error"] = exc.code
+        return None, None
+    except InvoiceError:
+        trace["invoice_error"] = "billing_bad_response"
+        return None, None
+    trace["invoice"] = "billing"
+    return detail, http
+
+
+def _classifiers(
+    agent: AgentConfig, ledger: ai.Ledger, ids: Mapping[str, str]
+) -> tuple[IntentClassifierLLM, ItemMatcherLLM, str]:
+    """The model's classifiers when the agent has a model; the offline ones otherwise."""
+    provider = ai.provider_name(agent.provider)
+    if provider == "offline":
+        return OfflineIntentClassifier(), FuzzyItemMatcher(), "offline"
+    ledger.provider = provider
+    client = ai.model_client(ledger, provider=agent.provider)
+    return (
+        LlmIntentClassifier(client, model=agent.model, context=ids),
+        LlmItemMatcher(client, model=agent.model, context=ids),
+        "llm",
+    )
+
+
+def _history(conversation: Conversation, batch_ids: list[uuid.UUID]) -> list[HistoryTurn]:
+    """The classifier's short window of earlier messages. One query."""
+    rows = list(
+        Message.objects.filter(conversation=conversation)
+        .exclude(pk__in=batch_ids)
+        .order_by("-created_at")
+        .only("direction", "body")[:HISTORY_WINDOW]
+    )
+    return [
+        HistoryTurn(role="customer" if m.direction == Direction.INBOUND else "agent", text=m.body)
+        for m in reversed(rows)
+        if m.body
+    ]
+
+
+def _reply(result: RuntimeResult) -> RuntimeReply | None:
+    if not result.handled or not (result.content or "").strip():
+        return None
+    ids = list(dict.fromkeys(s.script_id for s in result.scripts))
+    script_id = ""
+    for script in ids:  # keep whole ids only, within the column's length
+        candidate = f"{script_id},{script}" if script_id else script
+        if len(candidate) > SCRIPT_ID_MAX:
+            break
+        script_id = candidate
+    version = result.scripts[0].catalog_version if result.scripts else ""
+    text = str(result.content).strip()
+    return RuntimeReply(text=text, script_id=script_id, script_version=version)
+
+
+def orchestrator_note(result: RuntimeResult) -> str:
+    """The state summary and the directive, as one block for the orchestrator."""
+    parts = []
+    if result.conversation_state_summary:
+        parts.append(f"{NOTE_HEADER}\n{result.conversation_state_summary}")
+    if result.orchestrator_directive:
+        parts.append(f"{DIRECTIVE_HEADER}\n{result.orchestrator_directive}")
+    return "\n\n".join(parts)
+
+
+def with_orchestrator_note(history: Sequence[ChatMessage], note: str) -> list[ChatMessage]:
+    """``history`` with ``note`` as an extra text block on its last (customer) message.
+
+    Only the orchestrator's request carries it: the stored messages never do.
+    """
+    messages = list(history)
+    if not note or not messages or messages[-1].role != "user":
+        return messages
+    last = messages[-1]
+    blocks = (TextBlock(last.content),) if isinstance(last.content, str) else tuple(last.content)
+    messages[-1] = ChatMessage(role="user", content=(*blocks, TextBlock(note)))
+    return messages
