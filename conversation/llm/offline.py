@@ -9,7 +9,7 @@ Orchestrator policy (``purpose == "orchestrator"``), over the tools the request 
    * a result of ``search_knowledge`` -> ``send_message`` with the first passage
      ("Encontrei isto: ...", at most ~400 characters), or a polite "não encontrei" when the
      result is empty, an error, or says nothing was found (``NO_RESULT_MARKERS``);
-   * any other result (``send_message``, ``request_human_handoff``, ...) -> stop
+   * any other result (``send_message``, ``request_human_handoff``, an error, ...) -> stop
      (``stop_reason="end_turn"``, no tool call).
 2. A case-relay directive: a line ``[RELAY] <text>`` (``RELAY_MARKER``) in any system block
    or in the latest user message -> ``send_message`` with that text (several lines are
@@ -24,8 +24,28 @@ Orchestrator policy (``purpose == "orchestrator"``), over the tools the request 
    request for a person.
 4. A greeting only ("oi", "olá", "bom dia", "e aí", ...) -> ``send_message`` with
    "Olá! Sou <agent name>. Como posso ajudar?".
-5. Otherwise ``search_knowledge`` with the user's text as the query when offered, else a
+5. Human cases (``specs/human-cases.md``), driven by internal note lines in the latest user
+   message (see "Case notes" below):
+   * a case waits for the customer (``[CASO_AGUARDANDO_CLIENTE] case_id=<uuid> ...``) and
+     ``provide_case_update`` is offered -> ``provide_case_update`` with that case id and the
+     customer's text as ``info`` (the customer is answering what the team asked), followed in
+     the same response by ``send_message`` with ``CASE_UPDATE_REPLY`` when offered;
+   * the customer asks for something only a person can do — a request verb ("quero",
+     "preciso", "pode", "cancela", ...) with a refund, chargeback, order cancellation or access
+     unlock ("reembolso", "estorno", "cancelar o pedido", "liberar o acesso", ...) — and
+     ``open_human_case`` is offered -> ``open_human_case`` with a title for the request, the
+     customer's words as the summary and a fixed blocker, followed in the same response by
+     ``send_message`` with ``CASE_OPENED_REPLY`` (tools run in order, so the case exists
+     before the promise is sent; the tool results then end the turn by rule 1); when a case
+     is already open (``[CASO_ABERTO] ...``) -> ``send_message`` saying the team is on it
+     (``CASE_ALREADY_OPEN_REPLY``) instead of a second case. A bare question ("qual o prazo
+     do reembolso?") is not such a request.
+6. Otherwise ``search_knowledge`` with the user's text as the query when offered, else a
    generic helpful ``send_message``.
+
+Case notes: lines starting with ``[INTERNO]``, ``[CASO_ABERTO]`` or
+``[CASO_AGUARDANDO_CLIENTE]`` (like ``[RELAY]`` lines) are the system's, never the customer's:
+they are removed from the customer's text before rules 3-6 look at it.
 
 Whenever the tool a rule wants is not offered, the answer is plain text with
 ``stop_reason="end_turn"``: the offline model never calls a tool the request did not offer.
@@ -84,10 +104,17 @@ ORCHESTRATOR_PURPOSE = "orchestrator"
 
 # A line "[RELAY] <text>" asks the offline model to send <text> to the customer verbatim.
 RELAY_MARKER = "[RELAY]"
+# Internal note lines of human cases (written by ``cases``; read here and by real models).
+INTERNAL_MARKER = "[INTERNO]"
+CASE_OPEN_MARKER = "[CASO_ABERTO]"
+CASE_AWAITING_LEAD_MARKER = "[CASO_AGUARDANDO_CLIENTE]"
+NOTE_MARKERS = (RELAY_MARKER, INTERNAL_MARKER, CASE_OPEN_MARKER, CASE_AWAITING_LEAD_MARKER)
 
 SEND_MESSAGE = "send_message"
 REQUEST_HUMAN_HANDOFF = "request_human_handoff"
 SEARCH_KNOWLEDGE = "search_knowledge"
+OPEN_HUMAN_CASE = "open_human_case"
+PROVIDE_CASE_UPDATE = "provide_case_update"
 
 # specs/human-cases.md §7: the reason code of a customer asking for an attendant.
 HANDOFF_REASON_CODE = "requested_human"
@@ -115,6 +142,18 @@ NOT_FOUND_REPLY = (
     "Desculpe, não encontrei essa informação. Pode me contar com outras palavras "
     "o que você precisa?"
 )
+CASE_OPENED_REPLY = (
+    "Entendi! Registrei o seu pedido de {what} para a nossa equipe. Assim que eles me "
+    "responderem, eu te aviso por aqui."
+)
+CASE_ALREADY_OPEN_REPLY = (
+    "Seu pedido já está com a nossa equipe. Assim que eles me responderem, eu te aviso por aqui."
+)
+CASE_UPDATE_REPLY = (
+    "Obrigado! Já passei essa informação para a nossa equipe. Assim que eles me responderem, "
+    "eu te aviso por aqui."
+)
+CASE_BLOCKER = "Exige uma ação da equipe num sistema interno; o assistente não faz isso sozinho."
 GENERIC_REPLY = (
     "Obrigado pela mensagem! Pode me contar um pouco mais sobre o que você precisa "
     "para eu poder ajudar?"
@@ -138,6 +177,35 @@ _GREETING_RE = re.compile(
     r"como vai|como vao|e ai|eai|oi+e*|ola+|opa+|ei+|hey|hello|hi|salve|fala|"
     r"blz|beleza|pessoal|gente|galera|amigo|amiga|querid[oa])\b"
 )
+# Requests only a person can carry out (accent-free, lower case): (case title, what the
+# customer asked for, pattern).
+_HUMAN_ONLY_REQUESTS = tuple(
+    (title, what, re.compile(pattern))
+    for title, what, pattern in (
+        ("Pedido de reembolso", "reembolso", r"\breembols"),
+        ("Pedido de estorno", "estorno", r"\bestorn"),
+        (
+            "Cancelamento de pedido",
+            "cancelamento",
+            r"\bcancel\w*\s+(?:(?:o|a|os|as|do|da|meu|minha|esse|essa|este|esta|um|uma)\s+)*"
+            r"(?:pedido|compra|assinatura|plano|encomenda)",
+        ),
+        ("Devolução do dinheiro", "devolução do dinheiro", r"\bdinheiro de volta\b"),
+        (
+            "Liberar acesso",
+            "liberação do acesso",
+            r"\b(?:liberar|libera|libere|desbloquear|desbloqueia|desbloqueie)\b.*\bacesso\b"
+            r"|\bacesso\b.*\bbloquead",
+        ),
+    )
+)
+_REQUEST_VERB_RE = re.compile(
+    r"\b(?:quero|queria|preciso|precisava|gostaria|solicito|solicitar|pedir|peco|faz|fazer|"
+    r"faca|cancela|cancele|cancelar|estorna|estorne|"
+    r"estornar|devolve|devolva|devolver|libera|libere|liberar|desbloqueia|desbloqueie|"
+    r"desbloquear|meu acesso|minha conta)\b"
+)
+_CASE_ID_RE = re.compile(r"case_id=([0-9a-fA-F]{8}-[0-9a-fA-F-]{27})")
 _NAME_RE = re.compile(r"^\s*(?:voce e|nome\s*:)\s*(.+)$", re.IGNORECASE)
 _NAME_END_RE = re.compile(r"[,.;:()\[\]]|\s[-–—]\s?")
 _LIST_MARKER_RE = re.compile(r"^\s*(?:\[\d+\]|\d+[.)]|[-*•])\s*")
@@ -163,6 +231,7 @@ class OfflineModel:
             usage=Usage(),
             latency_ms=int((time.monotonic() - started) * 1000),
             context=dict(request.context),
+            provider=self.name,
         )
         try:
             self._recorder(record)
@@ -203,6 +272,35 @@ def _orchestrate(request: ModelRequest) -> ModelResponse:
         name = agent_name(request.system)
         greeting = GREETING_TEMPLATE.format(name=name) if name else GREETING_NO_NAME
         return reply.send(greeting)
+    notes = _note_lines(_latest_user_text(messages))
+    awaiting = _case_ids(notes, CASE_AWAITING_LEAD_MARKER)
+    if awaiting and PROVIDE_CASE_UPDATE in tools and normalized:
+        spec = tools[PROVIDE_CASE_UPDATE]
+        return reply.calls(
+            (PROVIDE_CASE_UPDATE, _fill(spec, {"case_id": awaiting[0], "info": text.strip()})),
+            *reply.send_inputs(CASE_UPDATE_REPLY),
+        )
+    asked = human_only_request(normalized)
+    if asked is not None and OPEN_HUMAN_CASE in tools:
+        request_title, what = asked
+        if _case_ids(notes, CASE_OPEN_MARKER):
+            return reply.send(CASE_ALREADY_OPEN_REPLY)
+        summary = f"O cliente pediu: “{trim(text, 300)}”"
+        case_input = _fill(
+            tools[OPEN_HUMAN_CASE],
+            {
+                "title": request_title,
+                "titulo": request_title,
+                "summary": summary,
+                "resumo": summary,
+                "blocker": CASE_BLOCKER,
+                "bloqueio": CASE_BLOCKER,
+            },
+        )
+        return reply.calls(
+            (OPEN_HUMAN_CASE, case_input),
+            *reply.send_inputs(CASE_OPENED_REPLY.format(what=what)),
+        )
     if SEARCH_KNOWLEDGE in tools and normalized:
         spec = tools[SEARCH_KNOWLEDGE]
         return reply.call(SEARCH_KNOWLEDGE, _with_text(spec, text.strip(), ("query",)))
@@ -228,8 +326,22 @@ class _Reply:
         return self.call(SEND_MESSAGE, _with_text(spec, text, ("text", "mensagem", "message")))
 
     def call(self, name: str, tool_input: Mapping[str, Any]) -> ModelResponse:
-        block = ToolUseBlock(id=tool_use_id(self._request, 0), name=name, input=tool_input)
-        return ModelResponse(content=(block,), stop_reason="tool_use", model=OFFLINE_MODEL)
+        return self.calls((name, tool_input))
+
+    def calls(self, *uses: tuple[str, Mapping[str, Any]]) -> ModelResponse:
+        """Several tool calls in one response, run by the loop in this order."""
+        blocks = tuple(
+            ToolUseBlock(id=tool_use_id(self._request, i), name=name, input=tool_input)
+            for i, (name, tool_input) in enumerate(uses)
+        )
+        return ModelResponse(content=blocks, stop_reason="tool_use", model=OFFLINE_MODEL)
+
+    def send_inputs(self, text: str) -> tuple[tuple[str, Mapping[str, Any]], ...]:
+        """A ``send_message`` call with ``text``, or nothing when it is not offered."""
+        spec = self._tools.get(SEND_MESSAGE)
+        if spec is None:
+            return ()
+        return ((SEND_MESSAGE, _with_text(spec, text, ("text", "mensagem", "message"))),)
 
 
 def tool_use_id(request: ModelRequest, index: int) -> str:
@@ -300,9 +412,34 @@ def _relay_text(request: ModelRequest) -> str:
 
 
 def _strip_relay_lines(text: str) -> str:
+    """The customer's text: note lines (``NOTE_MARKERS``, relay included) removed."""
     return "\n".join(
-        line for line in text.splitlines() if not line.strip().startswith(RELAY_MARKER)
+        line for line in text.splitlines() if not line.strip().startswith(NOTE_MARKERS)
     )
+
+
+def _note_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip().startswith(NOTE_MARKERS)]
+
+
+def _case_ids(notes: Sequence[str], marker: str) -> list[str]:
+    ids = []
+    for line in notes:
+        if line.startswith(marker):
+            match = _CASE_ID_RE.search(line)
+            if match:
+                ids.append(match.group(1))
+    return ids
+
+
+def human_only_request(normalized: str) -> tuple[str, str] | None:
+    """(case title, what was asked) for a request only a person can carry out (rule 5)."""
+    if not _REQUEST_VERB_RE.search(normalized):
+        return None
+    for title, what, pattern in _HUMAN_ONLY_REQUESTS:
+        if pattern.search(normalized):
+            return title, what
+    return None
 
 
 def _answer_from_search(result: ToolResultBlock) -> str:
@@ -396,6 +533,20 @@ def _with_text(spec: ToolSpec, text: str, preferred: Sequence[str]) -> dict[str,
             preferred[0],
         )
     return {**minimal_input(spec.input_schema), field: text}
+
+
+def _fill(spec: ToolSpec, values: Mapping[str, str]) -> dict[str, Any]:
+    """A valid input for ``spec``: its minimal input with every declared field of ``values``
+    (strings cut to the field's ``maxLength``)."""
+    props = _properties(spec)
+    tool_input = minimal_input(spec.input_schema)
+    for key, value in values.items():
+        field = props.get(key)
+        if not isinstance(field, Mapping) or field.get("type") not in (None, "string"):
+            continue
+        limit = field.get("maxLength")
+        tool_input[key] = trim(value, limit) if isinstance(limit, int) and limit > 1 else value
+    return tool_input
 
 
 def _handoff_input(spec: ToolSpec) -> dict[str, Any]:

@@ -1,0 +1,130 @@
+"""``/api/v1/ai/cases`` (human-cases §9): the list, a case with its timeline, and the
+team's answer.
+
+Thin views: the role gates the method (viewer reads, agent answers), the organization
+comes from the session's membership (never from the body), an input serializer
+translates, one service acts (and writes the audit row), an output serializer shapes
+``{"data": ...}``. An answer the case cannot take is 409 ``illegal_transition``; bad
+input 422. No rate limit: an authenticated staff route, not a public one.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.core.paginator import Paginator
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.access import access
+from accounts.api_access import RolePermission, api_membership
+from accounts.api_errors import ApiError, Conflict
+from cases import selectors, services
+from cases.models import Case
+from cases.serializers import (
+    CaseDetailOutput,
+    CaseDetailResponse,
+    CaseListItemOutput,
+    CaseListResponse,
+    CaseReplyInput,
+)
+
+TAGS = ["cases"]
+API_PAGE_SIZE = 50
+ERRORS = {
+    401: OpenApiResponse(description="Faça login."),
+    403: OpenApiResponse(description="Sem permissão (papel insuficiente)."),
+    404: OpenApiResponse(description="Caso não encontrado nesta organização."),
+}
+
+
+class _CaseApi(APIView):
+    permission_classes = [IsAuthenticated, RolePermission]
+    read_role = "viewer"
+    write_role = "agent"
+
+    def case(self, request: Request, case_id: uuid.UUID) -> Case:
+        queryset = Case.objects.select_related("lead", "conversation")
+        return access(queryset, api_membership(request), pk=case_id)
+
+    def detail(self, case: Case) -> Response:
+        events = selectors.case_detail(case).events
+        return Response({"data": CaseDetailOutput(case, context={"events": events}).data})
+
+
+class CaseListApi(_CaseApi):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="ai_cases_list",
+        parameters=[
+            OpenApiParameter(
+                "estado",
+                str,
+                enum=list(selectors.FILTERS),
+                description="Filtro (padrão: abertos).",
+            ),
+            OpenApiParameter("page", int),
+        ],
+        responses={200: CaseListResponse, 401: ERRORS[401], 403: ERRORS[403]},
+    )
+    def get(self, request: Request) -> Response:
+        key = request.query_params.get("estado") or selectors.DEFAULT_FILTER
+        if key not in selectors.FILTERS:
+            raise ApiError(
+                f"Filtro desconhecido: use um de {', '.join(selectors.FILTERS)}.",
+                code="validation_error",
+                status_code=422,
+            )
+        rows = selectors.case_list(api_membership(request), filter_key=key)
+        page = Paginator(rows, API_PAGE_SIZE).get_page(request.query_params.get("page"))
+        return Response(
+            {
+                "data": {
+                    "cases": CaseListItemOutput(page.object_list, many=True).data,
+                    "count": page.paginator.count,
+                    "page": page.number,
+                    "pages": page.paginator.num_pages,
+                }
+            }
+        )
+
+
+class CaseDetailApi(_CaseApi):
+    @extend_schema(
+        tags=TAGS, operation_id="ai_cases_retrieve", responses={200: CaseDetailResponse, **ERRORS}
+    )
+    def get(self, request: Request, case_id: uuid.UUID) -> Response:
+        return self.detail(self.case(request, case_id))
+
+
+class CaseReplyApi(_CaseApi):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="ai_cases_reply",
+        request=CaseReplyInput,
+        responses={
+            200: CaseDetailResponse,
+            **ERRORS,
+            409: OpenApiResponse(description="O caso não aceita essa ação no estado atual."),
+            422: OpenApiResponse(description="Dados inválidos."),
+        },
+    )
+    def post(self, request: Request, case_id: uuid.UUID) -> Response:
+        case = self.case(request, case_id)
+        data = CaseReplyInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            services.case_answer(
+                case=case,
+                actor=request.user,
+                action=data.validated_data["action"],
+                text=data.validated_data["text"],
+            )
+        except services.IllegalTransition as exc:
+            raise Conflict(exc.message, code=exc.code) from exc
+        except services.CaseError as exc:
+            raise ApiError(exc.message, code=exc.code, status_code=422) from exc
+        return self.detail(self.case(request, case_id))

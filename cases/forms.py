@@ -1,0 +1,88 @@
+"""Forms of the cases pages: they only turn input into values for a service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.validators import RegexValidator
+from django.utils.translation import gettext_lazy as _
+
+from cases.models import CaseNotificationSettings, HumanAction
+from conversation.models import ChannelSession
+
+
+class CaseAnswerForm(forms.Form):
+    """The answer panel: the text for the AI and one of the three action buttons."""
+
+    text = forms.CharField(
+        label=_("Sua resposta para a IA"),
+        max_length=4000,
+        strip=True,
+        widget=forms.Textarea(
+            attrs={
+                "rows": 4,
+                "placeholder": _(
+                    "O que você fez, o que precisa saber do cliente ou por que não consegue…"
+                ),
+            }
+        ),
+        error_messages={"required": _("Escreva a resposta antes de escolher a ação.")},
+    )
+    action = forms.ChoiceField(
+        choices=HumanAction.choices,
+        error_messages={"required": _("Escolha uma das três ações.")},
+    )
+
+
+class NotificationSettingsForm(forms.Form):
+    reminders_enabled = forms.BooleanField(label=_("Cobrar casos parados"), required=False)
+    reminder_after_hours = forms.IntegerField(
+        label=_("Cobrar depois de (horas de espera)"), min_value=1, max_value=720
+    )
+    reminder_count = forms.IntegerField(
+        label=_("Quantas cobranças por espera"), min_value=1, max_value=10
+    )
+    whatsapp_enabled = forms.BooleanField(
+        label=_("Avisar um número da equipe no WhatsApp"), required=False
+    )
+    whatsapp_phone = forms.CharField(
+        label=_("Número da equipe"),
+        required=False,
+        max_length=15,
+        validators=[RegexValidator(r"^[0-9]{8,15}$", _("Use de 8 a 15 dígitos, sem “+”."))],
+        help_text=_("Com DDI e DDD, só números. Ex.: 5511999990000."),
+    )
+    whatsapp_channel = forms.ModelChoiceField(
+        label=_("Canal que envia o aviso"),
+        queryset=ChannelSession.objects.none(),
+        required=False,
+        empty_label=_("— escolha um canal —"),
+    )
+
+    def __init__(self, *args: Any, organization_id: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["whatsapp_channel"].queryset = ChannelSession.objects.filter(  # type: ignore[attr-defined]
+            organization_id=organization_id, is_active=True
+        )
+
+    @classmethod
+    def initial_from(cls, row: CaseNotificationSettings) -> dict[str, Any]:
+        return {
+            "reminders_enabled": row.reminders_enabled,
+            "reminder_after_hours": row.reminder_after_hours,
+            "reminder_count": row.reminder_count,
+            "whatsapp_enabled": row.whatsapp_enabled,
+            "whatsapp_phone": row.whatsapp_phone,
+            "whatsapp_channel": row.whatsapp_channel_id,
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("whatsapp_enabled") and not (
+            data.get("whatsapp_phone") and data.get("whatsapp_channel")
+        ):
+            raise forms.ValidationError(
+                _("Para avisar no WhatsApp, informe o número da equipe e o canal que envia.")
+            )
+        return data

@@ -1,0 +1,92 @@
+"""Input and output serializers of the cases API: each API view has its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers
+
+from cases.models import Case, CaseEvent, CaseStatus, HumanAction
+
+
+class ContactOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    phone = serializers.CharField()
+
+
+class CaseListItemOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.CharField(
+        help_text="awaiting_human | awaiting_lead | resolved | escalated | cancelled"
+    )
+    status_label = serializers.SerializerMethodField()
+    title = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]  # the case's origin field
+    lead_unresponsive = serializers.BooleanField()
+    followup_attempts = serializers.IntegerField()
+    waiting_since = serializers.DateTimeField()
+    opened_at = serializers.DateTimeField()
+    closed_at = serializers.DateTimeField(allow_null=True)
+    conversation_id = serializers.UUIDField()
+    contact = serializers.SerializerMethodField()
+
+    def get_status_label(self, case: Case) -> str:
+        return str(CaseStatus(case.status).label)
+
+    def get_contact(self, case: Case) -> dict[str, Any] | None:
+        lead = case.lead
+        if lead is None:
+            return None
+        return {"id": str(lead.pk), "name": lead.name, "phone": lead.phone}
+
+
+class CaseEventOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    kind = serializers.CharField()
+    actor_kind = serializers.CharField()
+    actor_user_id = serializers.IntegerField(allow_null=True)
+    human_action = serializers.CharField()
+    body = serializers.CharField()
+    metadata = serializers.JSONField()
+    created_at = serializers.DateTimeField()
+
+
+class CaseDetailOutput(CaseListItemOutput):
+    summary = serializers.CharField()
+    blocker = serializers.CharField()
+    lead_request = serializers.CharField()
+    context_snapshot = serializers.JSONField()
+    timeline = serializers.SerializerMethodField()
+
+    def get_timeline(self, case: Case) -> list[dict[str, Any]]:
+        events: list[CaseEvent] = self.context.get("events", [])
+        return CaseEventOutput(events, many=True).data  # type: ignore[return-value]
+
+
+class CaseListData(serializers.Serializer):
+    cases = CaseListItemOutput(many=True)
+    count = serializers.IntegerField()
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
+
+
+def envelope(name: str, inner: serializers.Serializer) -> Any:
+    """The schema of a success response: ``{"data": <inner>}``."""
+    return inline_serializer(name=name, fields={"data": inner})
+
+
+CaseListResponse = envelope("CaseListResponse", CaseListData())
+CaseDetailResponse = envelope("CaseDetailResponse", CaseDetailOutput())
+
+
+class CaseReplyInput(serializers.Serializer):
+    action = serializers.ChoiceField(choices=HumanAction.values)
+    text = serializers.CharField(max_length=4000, trim_whitespace=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = set(self.initial_data) - set(self.fields)
+        if unknown:
+            raise serializers.ValidationError({k: ["Campo desconhecido."] for k in sorted(unknown)})
+        return attrs

@@ -1,0 +1,80 @@
+"""Thin Celery wrappers over the case services and the case turns: take ids, re-fetch,
+call one function. Each runs in the organization of its own row (``runs_in_tenant_of``);
+the beat sweeps list organizations first and then work inside each one."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import OperationalError
+from django.utils import timezone
+
+from accounts import rls
+from cases import notifications, services
+from cases.models import CaseEvent, CaseFollowUp
+from conversation.dispatch import enqueue
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(
+    name="cases.run_case_reply_turn",
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=3,
+)
+@rls.runs_in_tenant_of(CaseEvent, "event_id")
+def run_case_reply_turn(event_id: str) -> str | None:
+    from conversation import turns  # the turn module imports this app
+
+    turn = turns.run_case_reply_turn(event_id)
+    return turn.outcome if turn else None
+
+
+@shared_task(
+    name="cases.run_follow_up_turn",
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=3,
+)
+@rls.runs_in_tenant_of(CaseFollowUp, "follow_up_id")
+def run_follow_up_turn(follow_up_id: str) -> str | None:
+    from conversation import turns
+
+    turn = turns.run_follow_up_turn(follow_up_id)
+    return turn.outcome if turn else None
+
+
+@shared_task(name="cases.fire_due_follow_ups")
+def fire_due_follow_ups() -> int:
+    """Beat: enqueue the follow-up turn of every due follow-up (each keyed by its row)."""
+    now = timezone.now()
+    queued = 0
+    for organization_id in rls.organization_ids():
+        with rls.tenant_context(organization_id):
+            for follow_up_id in services.due_follow_up_ids(organization_id, now):
+                enqueue(run_follow_up_turn, follow_up_id)
+                queued += 1
+    return queued
+
+
+@shared_task(name="cases.watch_stale_cases")
+def watch_stale_cases() -> int:
+    """Beat: the stale-case watcher fires the due reminders of cases waiting for the team."""
+    fired = 0
+    for organization_id in rls.organization_ids():
+        with rls.tenant_context(organization_id):
+            fired += services.reminders_fire_due(
+                organization_id=organization_id, now=timezone.now()
+            )
+    return fired
+
+
+@shared_task(name="cases.deliver_case_notice", autoretry_for=(OperationalError,), max_retries=3)
+@rls.runs_in_tenant_of(CaseEvent, "event_id")
+def deliver_case_notice(event_id: str) -> str:
+    outcome = notifications.notice_deliver(event_id)
+    if outcome.retry_in:
+        enqueue(deliver_case_notice, event_id, countdown=outcome.retry_in)
+    return outcome.status

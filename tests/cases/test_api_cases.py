@@ -1,0 +1,171 @@
+"""``/api/v1/ai/cases`` (human-cases §9): list, detail with timeline, and the team's answer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from accounts.models import AuditLog
+from cases import services
+from cases.models import Case, CaseEvent
+from tests import factories
+from tests.cases.conftest import open_case
+
+
+def reply(client, case, body, **headers):
+    return client.post(
+        f"/api/v1/ai/cases/{case.pk}/reply",
+        data=json.dumps(body),
+        content_type="application/json",
+        **headers,
+    )
+
+
+def test_list_returns_the_organizations_open_cases(conversation, cases_world):
+    mine = open_case(conversation)
+    open_case(factories.make_conversation(cases_world.channel_b))
+
+    response = cases_world.client_for(cases_world.viewer).get("/api/v1/ai/cases")
+
+    assert response.status_code == 200
+    data = response.json()["data"]
+    assert [c["id"] for c in data["cases"]] == [str(mine.pk)]
+    item = data["cases"][0]
+    assert (item["status"], item["status_label"], item["lead_unresponsive"]) == (
+        "awaiting_human",
+        "esperando você",
+        False,
+    )
+    assert item["contact"]["phone"] == conversation.contact.phone
+    assert data["count"] == 1
+
+
+def test_list_filters_and_rejects_unknown_filters(conversation, cases_world):
+    case = open_case(conversation)
+    services.case_answer(case=case, actor=cases_world.agent, action="resolved", text="ok")
+    client = cases_world.client_for(cases_world.viewer)
+
+    assert client.get("/api/v1/ai/cases").json()["data"]["cases"] == []
+    resolved = client.get("/api/v1/ai/cases?estado=resolvidos").json()["data"]["cases"]
+    assert [c["id"] for c in resolved] == [str(case.pk)]
+    bad = client.get("/api/v1/ai/cases?estado=tudo")
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "validation_error"
+
+
+def test_anonymous_gets_the_401_envelope(db):
+    response = Client().get("/api/v1/ai/cases")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_detail_carries_the_timeline(conversation, cases_world):
+    case = open_case(conversation)
+    services.case_answer(case=case, actor=cases_world.agent, action="need_lead_info", text="CPF")
+
+    data = cases_world.client_for(cases_world.viewer).get(f"/api/v1/ai/cases/{case.pk}").json()
+
+    detail = data["data"]
+    assert (detail["title"], detail["summary"], detail["blocker"]) == (
+        case.title,
+        case.summary,
+        case.blocker,
+    )
+    assert [e["kind"] for e in detail["timeline"]] == ["opened", "human_replied"]
+    assert detail["timeline"][1]["human_action"] == "need_lead_info"
+    assert detail["lead_request"] == "CPF"
+
+
+def test_another_organizations_case_is_404_with_the_envelope(cases_world):
+    foreign = open_case(factories.make_conversation(cases_world.channel_b))
+    client = cases_world.client_for(cases_world.admin)
+
+    for response in (
+        client.get(f"/api/v1/ai/cases/{foreign.pk}"),
+        reply(client, foreign, {"action": "resolved", "text": "x"}),
+    ):
+        assert response.status_code == 404
+        assert response.json() == {"error": {"code": "not_found", "message": "Não encontrado."}}
+    assert Case.objects.get(pk=foreign.pk).status == "awaiting_human"
+
+
+def test_an_agent_answers_through_the_api_audited_with_the_request_id(conversation, cases_world):
+    case = open_case(conversation)
+    client = cases_world.client_for(cases_world.agent)
+
+    response = reply(
+        client,
+        case,
+        {"action": "resolved", "text": "Reembolso aprovado."},
+        HTTP_X_REQUEST_ID="req-cases-0001",
+    )
+
+    assert response.status_code == 200
+    assert response.json()["data"]["status"] == "resolved"
+    assert response["X-Request-Id"] == "req-cases-0001"
+    audit = AuditLog.objects.get(action="case.answer")
+    assert (audit.actor, audit.request_id, audit.resource_id) == (
+        cases_world.agent,
+        "req-cases-0001",
+        str(case.pk),
+    )
+
+
+def test_a_viewer_cannot_answer_through_the_api(conversation, cases_world):
+    case = open_case(conversation)
+    response = reply(
+        cases_world.client_for(cases_world.viewer), case, {"action": "resolved", "text": "x"}
+    )
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "forbidden"
+    assert not CaseEvent.objects.filter(kind="human_replied").exists()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"action": "resolved"},
+        {"action": "resolved", "text": ""},
+        {"action": "apagar", "text": "x"},
+        {"action": "resolved", "text": "x", "status": "resolved"},
+        {"action": "resolved", "text": "x" * 4001},
+    ],
+)
+def test_invalid_answers_are_422_and_change_nothing(conversation, cases_world, body):
+    case = open_case(conversation)
+    response = reply(cases_world.client_for(cases_world.agent), case, body)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "validation_error"
+    assert Case.objects.get(pk=case.pk).status == "awaiting_human"
+
+
+def test_an_answer_the_case_cannot_take_is_409(conversation, cases_world):
+    case = open_case(conversation)
+    services.case_answer(case=case, actor=cases_world.agent, action="resolved", text="ok")
+
+    response = reply(
+        cases_world.client_for(cases_world.agent), case, {"action": "escalate", "text": "x"}
+    )
+
+    assert response.status_code == 409
+    error = response.json()["error"]
+    assert error["code"] == "illegal_transition" and "Não é possível" in error["message"]
+    assert Case.objects.get(pk=case.pk).status == "resolved"
+
+
+def test_the_cases_api_is_in_the_openapi_schema(cases_world):
+    response = cases_world.client_for(cases_world.viewer).get(
+        "/api/v1/schema/", HTTP_ACCEPT="application/json"
+    )
+    paths = (
+        json.loads(response.content)["paths"]
+        if response["Content-Type"].startswith("application/json")
+        else response.content.decode()
+    )
+    for path in (
+        "/api/v1/ai/cases",
+        "/api/v1/ai/cases/{case_id}",
+        "/api/v1/ai/cases/{case_id}/reply",
+    ):
+        assert path in paths
