@@ -51,9 +51,9 @@ def in_process(n: int) -> None:
         assert response.status_code == 200, response.content
     elapsed = time.perf_counter() - started
     turns = list(
-        Turn.objects.filter(outcome="replied").order_by("-created_at")[:n].values_list(
-            "latency_ms", flat=True
-        )
+        Turn.objects.filter(outcome="replied")
+        .order_by("-created_at")[:n]
+        .values_list("latency_ms", flat=True)
     )
     replies = Message.objects.filter(direction="outbound", status="delivered").count()
     assert replies >= n, f"only {replies} replies for {n} messages"
@@ -119,10 +119,28 @@ def with_worker(n: int, database_url: str, broker: str, workers: int) -> None:
     }
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "-Q",
-             queue, "-n", f"bench{i}-{queue}@%h", "--without-heartbeat", "--without-mingle",
-             "--without-gossip", "-l", "warning"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "-Q",
+                queue,
+                "-n",
+                f"bench{i}-{queue}@%h",
+                "--without-heartbeat",
+                "--without-mingle",
+                "--without-gossip",
+                "-l",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         for i in range(workers)
     ]

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "accounts.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "accounts.middleware.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -89,6 +90,13 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+DATABASE_APP_ROLE = env.str("DATABASE_APP_ROLE", default="")
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Row-level security (accounts.rls): the app runs as a role that owns no table, so the
+    # tenant policies bind it; migrations run as the login role (accounts.db.owner_mode).
+    DATABASES["default"]["ENGINE"] = "accounts.db"
+    if DATABASE_APP_ROLE:
+        DATABASES["default"].setdefault("OPTIONS", {})["assume_role"] = DATABASE_APP_ROLE
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=0))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several threads (the in-process task runner, the dev server) share one file.
@@ -142,6 +150,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", default="retaguarda")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
+# Human cases: due follow-ups with the customer, and the stale-case watcher.
+CELERY_BEAT_SCHEDULE["cases-follow-ups"] = {"task": "cases.fire_due_follow_ups", "schedule": 60.0}
+CELERY_BEAT_SCHEDULE["case-stale-watcher"] = {"task": "cases.watch_stale_cases", "schedule": 300.0}
 
 # --- Turns
 # Lines a customer types within this many seconds are answered by one turn.
@@ -156,6 +167,12 @@ ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="") or None
 ANTHROPIC_DEFAULT_MODEL = env.str("ANTHROPIC_DEFAULT_MODEL", default="claude-haiku-4-5")
 ANTHROPIC_TIMEOUT_S = env.float("ANTHROPIC_TIMEOUT_S", default=30.0)
 ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
+
+# --- Billing backend of the invoice-support runtime. No URL → the demo backend
+# (invoices loaded per contact with ``manage.py load_invoices``).
+BILLING_API_URL = env.str("BILLING_API_URL", default="")
+BILLING_API_TOKEN = env.str("BILLING_API_TOKEN", default="")
+BILLING_API_TIMEOUT_S = env.float("BILLING_API_TIMEOUT_S", default=10.0)
 
 # --- Webhooks
 WEBHOOK_MAX_BODY_BYTES = env.int("WEBHOOK_MAX_BODY_BYTES", default=256 * 1024)
@@ -176,6 +193,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "accounts.api_errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # The API speaks JSON only: no form or multipart parsing surface (415 otherwise).
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": None,
 }
 SPECTACULAR_SETTINGS = {
@@ -187,6 +206,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The back office's API shape is for its logged-in users, not for the internet.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 
 # --- Security. Production hardens everything `check --deploy` looks at.
@@ -195,10 +216,54 @@ CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cook
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_AGE = env.int("DJANGO_SESSION_COOKIE_AGE", default=12 * 60 * 60)
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Inline event handlers the templates still carry, allowed by the hash of their exact code
+# ('unsafe-hashes'); anything else inline is blocked. tests/security fails for a handler
+# missing here — better: no inline handler at all (hx-confirm, a static script).
+CSP_HANDLER_HASHES = [
+    "sha256-osjxnKEPL/pQJbFk1dKsF7PYFmTyMWGmVSiL9inhxJY=",  # base.html org switcher: submit
+    "sha256-Eg8uc9STVzszXCQm+CE2MDcg6CzKM/WOXMm+Ag8O9Lw=",  # knowledge_form.html: confirm
+]
+# No CDN anywhere: every script, style and image comes from this origin (accounts.middleware).
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self' 'unsafe-hashes' " + " ".join(f"'{h}'" for h in CSP_HANDLER_HASHES),
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "font-src 'self'",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+PERMISSIONS_POLICY = ", ".join(
+    f"{feature}=()"
+    for feature in (
+        "accelerometer",
+        "camera",
+        "geolocation",
+        "gyroscope",
+        "magnetometer",
+        "microphone",
+        "payment",
+        "usb",
+    )
+)
+# Login throttling counts by client address; behind N reverse proxies, the N-th address
+# from the right of X-Forwarded-For is the client's (0: REMOTE_ADDR, no proxy trusted).
+TRUSTED_PROXY_COUNT = env.int("DJANGO_TRUSTED_PROXY_COUNT", default=0)
 if PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SESSION_COOKIE_SAMESITE = "Lax"
+    # __Host- cookies: HTTPS only, this host only, path / (no subdomain can plant them).
+    SESSION_COOKIE_NAME = "__Host-sessionid"
+    CSRF_COOKIE_NAME = "__Host-csrftoken"
     SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=31536000)
@@ -211,7 +276,11 @@ LOGGING = {
     "filters": {"request_id": {"()": "accounts.logging.RequestIdFilter"}},
     "formatters": {"json": {"()": "accounts.logging.JsonFormatter"}},
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["request_id"]}
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json",
+            "filters": ["request_id"],
+        }
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},

@@ -1,12 +1,18 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
+    ),
+    path("api/v1/ai/", include("routers.api_urls")),
+    path("api/v1/ai/", include("cases.api_urls")),
     path("webhooks/", include("conversation.webhook_urls")),
+    path("roteadores/", include("routers.urls")),
+    path("casos/", include("cases.urls")),
     path("", include("conversation.urls")),
 ]

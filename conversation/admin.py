@@ -1,17 +1,24 @@
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
+from accounts.services import audit_log_write
 from conversation.models import (
     Agent,
     AgentVersion,
     ChannelSession,
     Contact,
     Conversation,
+    DemoInvoice,
     Handoff,
     KnowledgeDocument,
     LlmCall,
     Message,
+    RuntimeAction,
     Turn,
 )
+from conversation.runtime_shell.invoices import InvoiceError, validate_invoice
 
 
 @admin.register(ChannelSession)
@@ -113,3 +120,55 @@ class HandoffAdmin(admin.ModelAdmin):
 class KnowledgeDocumentAdmin(admin.ModelAdmin):
     list_display = ["title", "organization", "is_active", "updated_at"]
     search_fields = ["title", "body"]
+
+
+# --- the conversation runtime's shell (conversation/runtime_shell) -------------------------
+
+
+class DemoInvoiceForm(forms.ModelForm):
+    class Meta:
+        model = DemoInvoice
+        fields = ["organization", "contact", "detail"]
+
+    def clean_detail(self) -> Any:
+        try:
+            return validate_invoice(self.cleaned_data.get("detail"))
+        except InvoiceError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+
+@admin.register(DemoInvoice)
+class DemoInvoiceAdmin(admin.ModelAdmin):
+    """Demo invoices per contact (empty contact: the organization's default)."""
+
+    form = DemoInvoiceForm
+    list_display = ["__str__", "organization", "contact", "updated_at"]
+    list_filter = ["organization"]
+    list_select_related = ["organization", "contact"]
+    raw_id_fields = ["contact"]
+    search_fields = ["contact__phone"]
+
+    def save_model(self, request: Any, obj: DemoInvoice, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        audit_log_write(
+            organization=obj.organization_id,
+            actor=request.user,
+            action="demo_invoice.replace" if change else "demo_invoice.create",
+            resource=obj,
+            diff={"contact_id": str(obj.contact_id) if obj.contact_id else None},
+        )
+
+
+@admin.register(RuntimeAction)
+class RuntimeActionAdmin(admin.ModelAdmin):
+    """The runtime's action log: read-only (it records what a backend executed)."""
+
+    list_display = ["created_at", "conversation", "backend", "tool", "outcome", "sequence"]
+    list_filter = ["backend", "tool", "outcome"]
+    raw_id_fields = ["conversation", "turn"]
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
+        return False

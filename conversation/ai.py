@@ -52,7 +52,7 @@ class Ledger:
                     conversation_id=self.conversation_id,
                     turn_id=self.turn_id,
                     purpose=r.purpose[:60],
-                    provider=self.provider[:16],
+                    provider=(r.provider or self.provider)[:16],
                     model=r.model[:80],
                     input_tokens=r.usage.input_tokens,
                     output_tokens=r.usage.output_tokens,

@@ -3,9 +3,13 @@
     guards:  opt-out · human owns the conversation
     route:   the turn's agent
     guard:   handoff keywords → perform_human_handoff
-    agent:   orchestrator (LLM tool loop: send_message, request_human_handoff,
-             search_knowledge)
-    send:    before-send gate chain → outbox
+    agent:   conversation runtime (agent versions with a runtime profile), then
+             orchestrator (LLM tool loop: send_message, request_human_handoff,
+             search_knowledge; open_human_case, provide_case_update when cases_enabled)
+    send:    before-send gate chain (case-promise gate) → outbox
+
+Cases re-enter here too: ``run_case_reply_turn`` (a person answered a case) and
+``run_follow_up_turn`` (a case waiting for the customer is due a follow-up).
 
 A turn is keyed by its trigger (unique trigger kind + key), holds a lock on its
 conversation row while it decides, and records a decision trace made of ids and
@@ -25,8 +29,12 @@ from django.db import transaction
 from django.db.models import Exists
 from django.utils import timezone
 
+from cases import reentry as case_reentry
+from cases import services as case_services
+from cases import tools as case_tools
+from cases.gates import case_promise_send_gate
 from conversation import ai, knowledge
-from conversation.agents import AgentConfig, generic_agent_config, load_published_agent_config
+from conversation.agents import AgentConfig, generic_agent_config
 from conversation.handoff import handoff_touch, perform_human_handoff
 from conversation.hooks import cancel_pending_for_conversation
 from conversation.llm.base import ChatMessage, ModelRequest, ToolSpec
@@ -43,7 +51,9 @@ from conversation.models import (
 )
 from conversation.orchestrator import LoopResult, Tool, ToolOutcome, run_tool_loop
 from conversation.outbox import outbound_enqueue
+from conversation.runtime_shell import RuntimeReply, runtime_step, with_orchestrator_note
 from conversation.text import contains_keyword, normalize
+from routers.turn import route_turn
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +79,13 @@ class TurnContext:
     sent: list[Message] = field(default_factory=list)
     handed_off: bool = False
     trace: dict[str, Any] = field(default_factory=dict)
+    # Internal lines the model gets in the last user message (open cases; a case reply's
+    # re-entry block instead of customer text). Outside the cached prefix.
+    notes: list[str] = field(default_factory=list)
+    reentry: str = ""
+    # The runtime's state summary/directive when it fell back: an extra text block on the
+    # customer's message for the orchestrator's call only (never stored).
+    runtime_note: str = ""
 
     @property
     def ids(self) -> dict[str, str]:
@@ -80,7 +97,7 @@ class TurnContext:
 
 # A gate returns None to let the text go, or a teaching error for the model.
 Gate = Callable[[TurnContext, str], str | None]
-BEFORE_SEND_GATES: list[Gate] = []
+BEFORE_SEND_GATES: list[Gate] = [case_promise_send_gate]
 
 
 def run_inbound_turn(message_id: str) -> Turn | None:
@@ -182,6 +199,10 @@ def _decide(ctx: TurnContext) -> str:
         ctx.trace["guard"] = "handoff_keyword"
         return TurnOutcome.HANDOFF
 
+    # Agent: the conversation runtime answers the turns it covers.
+    if _run_runtime(ctx, agent):
+        return TurnOutcome.RUNTIME
+
     # Agent: the orchestrator.
     loop = _run_orchestrator(ctx, agent)
     ctx.trace["loop"] = {
@@ -200,11 +221,18 @@ def _decide(ctx: TurnContext) -> str:
 
 
 def resolve_turn_agent(ctx: TurnContext) -> AgentConfig:
-    """The agent that answers this turn: the channel's published agent, else generic."""
+    """The agent that answers this turn: the channel's router when it has an active one
+    (stickiness, classification, fallback; one RouterDecision per routed turn), else the
+    channel's published agent; with neither, the generic assistant. Never raises."""
     conversation = ctx.conversation
-    agent = load_published_agent_config(conversation.channel)
-    ctx.trace["route"] = {"source": "channel" if agent else "generic"}
-    return agent or generic_agent_config(conversation.organization.name)
+    routed = route_turn(
+        conversation=conversation,
+        turn=ctx.turn,
+        signal=ctx.customer_text() or None,  # no customer text (a case reply): no classifying
+        recorder=ctx.ledger,
+    )
+    ctx.trace["route"] = routed.trace()
+    return routed.config or generic_agent_config(conversation.organization.name)
 
 
 def _opt_out(ctx: TurnContext, now: Any) -> str:
@@ -285,10 +313,15 @@ def _run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
     if agent.handoff_tool_enabled:
         tools.append(Tool(REQUEST_HUMAN_HANDOFF, lambda data: _tool_handoff(ctx, data)))
     tools.append(Tool(SEARCH_KNOWLEDGE, lambda data: _tool_search(ctx, data)))
+    system: tuple[str, ...] = (f"Você é {agent.name}.\n{agent.prompt}",)
+    if agent.cases_enabled:  # human-cases §5.2: tools + a resident block in the cached prefix
+        tools.extend(case_tools.case_tools(ctx))
+        system += (case_tools.CASES_SYSTEM_BLOCK,)
+        ctx.notes = case_tools.case_notes(ctx.conversation)
     request = ModelRequest(
         purpose="orchestrator",
         model=agent.model,
-        system=(f"Você é {agent.name}.\n{agent.prompt}",),
+        system=system,
         messages=(),
         max_tokens=1024,
         timeout_s=settings.ANTHROPIC_TIMEOUT_S,
@@ -297,7 +330,7 @@ def _run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
     return run_tool_loop(
         client=client,
         base_request=request,
-        history=build_history(ctx, agent.history_window),
+        history=with_orchestrator_note(build_history(ctx, agent.history_window), ctx.runtime_note),
         tools=tools,
         max_steps=agent.max_steps,
     )
@@ -317,7 +350,7 @@ def build_history(ctx: TurnContext, window: int) -> list[ChatMessage]:
         ("user" if m.direction == Direction.INBOUND else "assistant", m.body)
         for m in reversed(earlier)
     ]
-    rows.append(("user", ctx.customer_text()))
+    rows.append(("user", "\n".join([*ctx.notes, ctx.reentry or ctx.customer_text()])))
     merged: list[tuple[str, str]] = []
     for role, text in rows:
         if merged and merged[-1][0] == role:
@@ -327,6 +360,48 @@ def build_history(ctx: TurnContext, window: int) -> list[ChatMessage]:
     while merged and merged[0][0] != "user":
         merged.pop(0)
     return [ChatMessage(role=role, content=text) for role, text in merged]  # type: ignore[arg-type]
+
+
+def _run_runtime(ctx: TurnContext, agent: AgentConfig) -> bool:
+    """The deterministic dialogue layer (conversation/runtime_shell); True when it answered.
+
+    Shadow mode and fallbacks return False: the orchestrator answers (with the runtime's
+    note only on a live fallback)."""
+    step = runtime_step(
+        conversation=ctx.conversation,
+        turn=ctx.turn,
+        agent=agent,
+        text=ctx.customer_text(),
+        batch_ids=[m.pk for m in ctx.batch],
+        ledger=ctx.ledger,
+    )
+    if step is None:
+        return False
+    ctx.trace["runtime"] = step.trace
+    answered = step.reply is not None and _send_runtime_reply(ctx, step.reply)
+    step.commit(answered=answered)
+    if not answered:
+        ctx.runtime_note = step.orchestrator_note
+    return answered
+
+
+def _send_runtime_reply(ctx: TurnContext, reply: RuntimeReply) -> bool:
+    """The runtime's text through the same gates as ``send_message``; False when vetoed."""
+    for gate in BEFORE_SEND_GATES:
+        if gate(ctx, reply.text) is not None:
+            ctx.trace.setdefault("vetoes", []).append(getattr(gate, "code", gate.__name__))
+            return False
+    ctx.sent.append(
+        outbound_enqueue(
+            conversation=ctx.conversation,
+            body=reply.text,
+            sender_kind=SenderKind.AI,
+            turn=ctx.turn,
+            script_id=reply.script_id,
+            script_version=reply.script_version,
+        )
+    )
+    return True
 
 
 def _tool_send_message(ctx: TurnContext, data: Any) -> ToolOutcome:
@@ -358,6 +433,116 @@ def _tool_search(ctx: TurnContext, data: Any) -> ToolOutcome:
     hits = knowledge.search_knowledge(ctx.conversation.organization_id, str(data["query"]))
     ctx.trace.setdefault("knowledge_hits", []).append([str(h.document_id) for h in hits])
     return ToolOutcome(knowledge.format_hits(hits))
+
+
+# --- cases re-entering the conversation (human-cases §4.3, §3) ----------------------------
+
+
+def _lock_for_trigger(conversation_id: Any, kind: str, key: str) -> Conversation | None:
+    """The conversation row, locked, unless a turn already answered this trigger."""
+    conversation = (
+        Conversation.objects.select_for_update(of=("self",))
+        .select_related("contact", "channel", "organization")
+        .annotate(already_turned=Exists(Turn.objects.filter(trigger_kind=kind, trigger_key=key)))
+        .filter(pk=conversation_id)
+        .first()
+    )
+    if conversation is None or conversation.already_turned:
+        return None
+    return conversation
+
+
+def run_case_reply_turn(event_id: str) -> Turn | None:
+    """Relay a person's case answer to the customer. Keyed by the ``human_replied`` event:
+    a redelivered task never sends twice."""
+    started = time.monotonic()
+    with transaction.atomic():
+        reply = case_reentry.load_reply(event_id)
+        if reply is None:
+            return None
+        conversation = _lock_for_trigger(reply.conversation_id, TriggerKind.CASE_REPLY, event_id)
+        if conversation is None:
+            return None
+        turn = Turn.objects.create(
+            organization_id=conversation.organization_id,
+            conversation=conversation,
+            trigger_kind=TriggerKind.CASE_REPLY,
+            trigger_key=event_id,
+        )
+        ctx = TurnContext(
+            conversation=conversation,
+            turn=turn,
+            batch=[],
+            ledger=ai.Ledger(
+                organization_id=conversation.organization_id,
+                conversation_id=conversation.pk,
+                turn_id=turn.pk,
+            ),
+            trace={"case_id": str(reply.case.pk), "human_action": reply.event.human_action},
+        )
+        outcome = _decide_case_reply(ctx, reply)
+        ctx.ledger.flush()
+        if ctx.sent:
+            conversation.save(update_fields=["last_message_at"])
+        case_services.case_record_relay(
+            case=reply.case, event=reply.event, sent=ctx.sent, turn=turn
+        )
+        return _finish(turn, outcome, started, ctx.trace, agent=ctx.agent)
+
+
+def _decide_case_reply(ctx: TurnContext, reply: case_reentry.CaseReply) -> str:
+    conversation, contact = ctx.conversation, ctx.conversation.contact
+    if contact.opted_out_at is not None:
+        ctx.trace["guard"] = "opted_out"
+        return TurnOutcome.NO_REPLY
+    if contact.force_human or (
+        conversation.bot_silenced_until is not None
+        and conversation.bot_silenced_until > timezone.now()
+    ):
+        ctx.trace["guard"] = "human_owned"
+        return TurnOutcome.HUMAN_OWNED
+    agent = case_reentry.turn_agent(reply, conversation)
+    ctx.agent = agent
+    ctx.trace["agent_id"] = str(agent.agent_id) if agent.agent_id else None
+    ctx.trace["agent_version_id"] = str(agent.version_id) if agent.version_id else None
+    # The offline model relays deterministically ([RELAY] lines); a real model composes.
+    relay = ai.provider_name(agent.provider) == "offline"
+    ctx.reentry = case_reentry.reentry_block(reply, relay=relay)
+    loop = _run_orchestrator(ctx, agent)
+    ctx.trace["loop"] = {"steps": loop.steps, "stop": loop.stop, "calls": loop.calls}
+    if ctx.handed_off:
+        return TurnOutcome.HANDOFF
+    if loop.stop == "llm_error" and not ctx.sent:
+        ctx.turn.error_code = loop.error_code
+        return TurnOutcome.ERROR
+    return TurnOutcome.REPLIED if ctx.sent else TurnOutcome.NO_REPLY
+
+
+def run_follow_up_turn(follow_up_id: str) -> Turn | None:
+    """A case waiting for the customer is due a follow-up: nudge them (inside WhatsApp's
+    24-hour window, or with the channel's template), or flag the case once the attempts
+    are spent. Keyed by the follow-up row."""
+    started = time.monotonic()
+    with transaction.atomic():
+        conversation_id = case_services.follow_up_conversation_id(follow_up_id)
+        if conversation_id is None:
+            return None  # cancelled, already fired, or vanished
+        conversation = _lock_for_trigger(conversation_id, TriggerKind.FOLLOW_UP, follow_up_id)
+        if conversation is None:
+            return None
+        turn = Turn.objects.create(
+            organization_id=conversation.organization_id,
+            conversation=conversation,
+            trigger_kind=TriggerKind.FOLLOW_UP,
+            trigger_key=follow_up_id,
+        )
+        result = case_services.follow_up_fire(
+            follow_up_id=follow_up_id, conversation=conversation, turn=turn
+        )
+        if result.sent:
+            conversation.save(update_fields=["last_message_at"])
+        outcome = TurnOutcome.REPLIED if result.sent else TurnOutcome.NO_REPLY
+        return _finish(turn, outcome, started, result.trace)
 
 
 def _finish(

@@ -25,9 +25,9 @@ nothing but ``LlmError`` subclasses.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -61,13 +61,22 @@ CACHE_CONTROL: Mapping[str, str] = {"type": "ephemeral"}
 _IGNORED_BLOCK_TYPES = frozenset({"thinking", "redacted_thinking"})
 
 
-@functools.lru_cache(maxsize=8)
+_SdkKey = tuple[str, str | None, int, float]
+_sdk_clients: dict[_SdkKey, anthropic.Anthropic] = {}
+_sdk_lock = threading.Lock()
+
+
 def _sdk_client(
     api_key: str, base_url: str | None, max_retries: int, timeout_s: float
 ) -> anthropic.Anthropic:
-    return anthropic.Anthropic(
-        api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
-    )
+    key = (api_key, base_url, max_retries, timeout_s)
+    with _sdk_lock:
+        client = _sdk_clients.get(key)
+        if client is None:
+            client = _sdk_clients[key] = anthropic.Anthropic(
+                api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
+            )
+        return client
 
 
 class AnthropicClient:
@@ -87,7 +96,15 @@ class AnthropicClient:
         self._recorder = recorder
         # Building an SDK client costs 70-300 ms; one per configuration lives for the
         # process (it owns the HTTP connection pool) and every turn's wrapper shares it.
-        self._sdk = _sdk_client(api_key, base_url, max_retries, float(timeout_s))
+        self._sdk_key: _SdkKey = (api_key, base_url, max_retries, float(timeout_s))
+        self._sdk = _sdk_client(*self._sdk_key)
+
+    def close(self) -> None:
+        """Close the shared connection pool of this configuration (tests, shutdown)."""
+        with _sdk_lock:
+            if _sdk_clients.get(self._sdk_key) is self._sdk:
+                del _sdk_clients[self._sdk_key]
+        self._sdk.close()
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         started = time.monotonic()
@@ -126,6 +143,7 @@ class AnthropicClient:
             latency_ms=int((time.monotonic() - started) * 1000),
             error_code=error_code,
             context=dict(request.context),
+            provider=self.name,
         )
         try:
             self._recorder(record)

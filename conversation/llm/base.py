@@ -145,6 +145,7 @@ class CallRecord:
     latency_ms: int
     error_code: str = ""
     context: Mapping[str, Any] = field(default_factory=dict)
+    provider: str = ""  # which implementation answered: anthropic | offline | scripted
 
 
 class CallRecorder(Protocol):

@@ -68,6 +68,7 @@ class ScriptedModel:
             latency_ms=int((time.monotonic() - started) * 1000),
             error_code=error,
             context=dict(request.context),
+            provider=self.name,
         )
         try:
             self._recorder(record)

@@ -83,7 +83,12 @@ def test_opt_out_marks_contact_and_confirms_once(
 def test_opt_out_keyword_inside_a_sentence_is_not_an_opt_out(
     world, django_capture_on_commit_callbacks
 ):
-    say(world.channel_a, "como faço para sair do plano?", "o-4", capture=django_capture_on_commit_callbacks)
+    say(
+        world.channel_a,
+        "como faço para sair do plano?",
+        "o-4",
+        capture=django_capture_on_commit_callbacks,
+    )
     assert Conversation.objects.get().contact.opted_out_at is None
     assert len(replies("ai")) == 1
 
@@ -91,7 +96,12 @@ def test_opt_out_keyword_inside_a_sentence_is_not_an_opt_out(
 def test_handoff_keyword_hands_off_through_the_canonical_path(
     world, django_capture_on_commit_callbacks
 ):
-    say(world.channel_a, "quero FALAR com atendente!", "h-1", capture=django_capture_on_commit_callbacks)
+    say(
+        world.channel_a,
+        "quero FALAR com atendente!",
+        "h-1",
+        capture=django_capture_on_commit_callbacks,
+    )
     conversation = Conversation.objects.select_related("contact").get()
     assert conversation.status == "pending"
     assert conversation.bot_silenced_until == SILENCED_FOREVER
@@ -147,7 +157,12 @@ def test_knowledge_answer_comes_from_the_organizations_own_documents(
 ):
     factories.make_document(world.org_a, "Prazo de entrega", "Entregamos em até 3 dias úteis.")
     factories.make_document(world.org_b, "Prazo de entrega", "Segredo da outra empresa: 1 dia.")
-    say(world.channel_a, "qual o prazo de entrega?", "k-1", capture=django_capture_on_commit_callbacks)
+    say(
+        world.channel_a,
+        "qual o prazo de entrega?",
+        "k-1",
+        capture=django_capture_on_commit_callbacks,
+    )
     (answer,) = replies("ai")
     assert "3 dias úteis" in answer and "outra empresa" not in answer
     assert [c.purpose for c in LlmCall.objects.all()] == ["orchestrator"] * 3
@@ -169,7 +184,9 @@ def test_a_turn_stays_within_its_query_budget(world, django_capture_on_commit_ca
     message = factories.make_message(conversation, "qual o horário de atendimento?")
     with CaptureQueriesContext(connection) as ctx:
         run_inbound_turn(str(message.pk))
-    data = [q["sql"] for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))]
+    data = [
+        q["sql"] for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
+    ]
     # lock conversation (+ already-turned) · unanswered inbound · insert turn · mark batch ·
     # agent config · history · knowledge search · insert outbound · ledger bulk insert ·
     # conversation last_message_at · finish turn

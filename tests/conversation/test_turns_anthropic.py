@@ -49,7 +49,9 @@ def claude(settings):
 
 @pytest.fixture
 def claude_channel(world):
-    agent = factories.make_agent(world.org_a, "Claude", provider="anthropic", model="claude-haiku-4-5")
+    agent = factories.make_agent(
+        world.org_a, "Claude", provider="anthropic", model="claude-haiku-4-5"
+    )
     return factories.make_channel(world.org_a, agent=agent)
 
 
@@ -66,7 +68,11 @@ def test_tool_use_leads_to_a_sent_message_and_ledger_rows(
     say(claude_channel, "oi", "a-1", django_capture_on_commit_callbacks)
 
     sent = Message.objects.get(direction="outbound")
-    assert (sent.sender_kind, sent.body, sent.status) == ("ai", "Olá! Como posso ajudar?", "delivered")
+    assert (sent.sender_kind, sent.body, sent.status) == (
+        "ai",
+        "Olá! Como posso ajudar?",
+        "delivered",
+    )
     calls = list(LlmCall.objects.order_by("created_at"))
     assert [(c.purpose, c.provider, c.error_code) for c in calls] == [
         ("orchestrator", "anthropic", ""),
@@ -99,16 +105,40 @@ def test_plain_model_text_is_discarded_never_sent(
     [
         # 529 overloaded twice (first try + the SDK's one retry)
         (
-            [Reply(529, json.dumps(recorded("error_529_overloaded_error.json")).encode(),
-                   {"content-type": "application/json"})] * 2,
+            [
+                Reply(
+                    529,
+                    json.dumps(recorded("error_529_overloaded_error.json")).encode(),
+                    {"content-type": "application/json"},
+                )
+            ]
+            * 2,
             "llm_unavailable",
         ),
         # slower than the timeout, twice
-        ([Reply(200, json.dumps(end_turn_response()).encode(),
-                {"content-type": "application/json"}, delay_s=1.5)] * 2, "llm_timeout"),
+        (
+            [
+                Reply(
+                    200,
+                    json.dumps(end_turn_response()).encode(),
+                    {"content-type": "application/json"},
+                    delay_s=1.5,
+                )
+            ]
+            * 2,
+            "llm_timeout",
+        ),
         # 200 with a body that is not a message
-        ([Reply(200, b'{"type": "message", "content": "oops"', {"content-type": "application/json"})],
-         "llm_bad_response"),
+        (
+            [
+                Reply(
+                    200,
+                    b'{"type": "message", "content": "oops"',
+                    {"content-type": "application/json"},
+                )
+            ],
+            "llm_bad_response",
+        ),
     ],
     ids=["overloaded_529", "timeout", "malformed"],
 )

@@ -9,10 +9,14 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from accounts import rls
 from accounts.models import Membership, Organization
 from accounts.services import membership_create
+from cases.demo import seed_demo_cases
 from conversation.models import Agent, ChannelSession, KnowledgeDocument
+from conversation.runtime_shell.demo import seed_demo_invoice_support
 from conversation.services import agent_create, channel_create, knowledge_document_save
+from routers.demo import seed_demo_routers
 
 DEMO_PASSWORD = "demo12345"
 USERS = [("admin", "admin"), ("gestor", "manager"), ("atendente", "agent"), ("leitor", "viewer")]
@@ -59,11 +63,10 @@ SALES_PROMPT = (
 class Command(BaseCommand):
     help = "Cria a organização de demonstração (idempotente)."
 
+    @rls.with_bypass("seed_demo")  # writes a whole organization: the walls are lifted
     @transaction.atomic
     def handle(self, *args: Any, **options: Any) -> None:
-        org, _ = Organization.objects.get_or_create(
-            slug="demo", defaults={"name": "Loja Demo"}
-        )
+        org, _ = Organization.objects.get_or_create(slug="demo", defaults={"name": "Loja Demo"})
         User = get_user_model()
         admin_user = None
         for username, role in USERS:
@@ -83,7 +86,10 @@ class Command(BaseCommand):
         agents = {a.name: a for a in Agent.objects.filter(organization=org)}
         if "Suporte" not in agents:
             agents["Suporte"] = agent_create(
-                organization=org, name="Suporte", actor=admin_user, prompt=SUPPORT_PROMPT,
+                organization=org,
+                name="Suporte",
+                actor=admin_user,
+                prompt=SUPPORT_PROMPT,
                 handoff_keywords=["falar com atendente", "quero um humano"],
             )
         if "Vendas" not in agents:
@@ -93,12 +99,19 @@ class Command(BaseCommand):
         channel = ChannelSession.objects.filter(organization=org, name="Simulador").first()
         if channel is None:
             channel = channel_create(
-                organization=org, name="Simulador", provider="simulator", actor=admin_user,
-                phone_number="5511900000000", agent=agents["Suporte"],
+                organization=org,
+                name="Simulador",
+                provider="simulator",
+                actor=admin_user,
+                phone_number="5511900000000",
+                agent=agents["Suporte"],
             )
         if not KnowledgeDocument.objects.filter(organization=org).exists():
             for title, body in KNOWLEDGE:
                 knowledge_document_save(organization=org, actor=admin_user, title=title, body=body)
+        seed_demo_routers(org, admin_user)
+        seed_demo_cases(org, admin_user)
+        seed_demo_invoice_support(org, admin_user)
 
         self.stdout.write(self.style.SUCCESS("Demo pronta: organização 'Loja Demo'."))
         self.stdout.write(
