@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import time
 import uuid
 
-from _django import ROOT, emit, fresh_database, percentile, setup_django
+from _django import emit, fresh_database, percentile, setup_django
 
 
 def post(client, channel, phone: str, text: str):  # type: ignore[no-untyped-def]
@@ -94,57 +92,13 @@ def _tx(sql: str) -> bool:
 
 
 def with_worker(n: int, database_url: str, broker: str, workers: int) -> None:
-    import os
 
-    from django.conf import settings
     from django.test import Client
 
-    from config.celery import app
     from conversation.models import ChannelSession, Message, Turn
+    from tests.celery_workers import celery_workers
 
-    queue = f"bench-{uuid.uuid4().hex[:6]}"
-    settings.TASKS_IN_PROCESS = False
-    app.conf.broker_url, app.conf.task_always_eager, app.conf.task_default_queue = (
-        broker,
-        False,
-        queue,
-    )
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "CELERY_BROKER_URL": broker,
-        "CELERY_QUEUE": queue,
-        "TURN_BURST_WINDOW_S": "0",
-        "LOG_LEVEL": "WARNING",
-    }
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--pool=solo",
-                "-Q",
-                queue,
-                "-n",
-                f"bench{i}-{queue}@%h",
-                "--without-heartbeat",
-                "--without-mingle",
-                "--without-gossip",
-                "-l",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for i in range(workers)
-    ]
-    try:
+    with celery_workers(database_url=database_url, broker=broker, count=workers):
         time.sleep(3)  # workers connect
         channel = ChannelSession.objects.get(name="Simulador")
         client = Client()
@@ -165,11 +119,6 @@ def with_worker(n: int, database_url: str, broker: str, workers: int) -> None:
         emit("turn_latency_p50_worker", percentile(latencies, 50), "ms", done, workers=workers)
         emit("turn_latency_p99_worker", percentile(latencies, 99), "ms", done, workers=workers)
         emit("turns_per_second_worker", done / elapsed, "turns/s", done, workers=workers)
-    finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            proc.wait(timeout=30)
 
 
 def main() -> None:

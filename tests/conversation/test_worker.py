@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import itertools
 import os
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 
 import pytest
 from django.db import connection
 from django.test import Client
 
-from config.celery import app
 from conversation.models import Message, Turn
+from tests.celery_workers import celery_workers
 from tests.conftest import simulator_post
 
-ROOT = Path(__file__).resolve().parents[2]
 BROKER = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -31,62 +26,11 @@ def database_url() -> str:
 
 
 @pytest.fixture
-def workers(settings):
+def workers():
     if connection.vendor != "postgresql":
         pytest.skip("worker processes need a shared PostgreSQL database (scripts/test.sh)")
-    queue = f"test-{uuid.uuid4().hex[:8]}"
-    settings.TASKS_IN_PROCESS = False
-    previous = (app.conf.broker_url, app.conf.task_always_eager, app.conf.task_default_queue)
-    app.conf.broker_url, app.conf.task_always_eager, app.conf.task_default_queue = (
-        BROKER,
-        False,
-        queue,
-    )
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": BROKER,
-        "CELERY_QUEUE": queue,
-        "TURN_BURST_WINDOW_S": "0",
-        "ANTHROPIC_API_KEY": "",
-    }
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--pool=solo",
-                "-Q",
-                queue,
-                "-n",
-                f"w{i}-{queue}@%h",
-                "--without-heartbeat",
-                "--without-mingle",
-                "--without-gossip",
-                "-l",
-                "warning",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        for i in range(2)
-    ]
-    yield procs
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    app.conf.broker_url, app.conf.task_always_eager, app.conf.task_default_queue = previous
+    with celery_workers(database_url=database_url(), broker=BROKER, count=2) as procs:
+        yield procs
 
 
 def wait_for(predicate, timeout=60.0):
