@@ -31,8 +31,11 @@ def fresh_database() -> None:
         Path(connection.settings_dict["NAME"]).unlink(missing_ok=True)
         connection.close()
     else:
-        with connection.cursor() as cursor:
-            cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
+        name = connection.settings_dict["NAME"]
+        connection.close()
+        with connection._nodb_cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            cursor.execute(f'CREATE DATABASE "{name}"')
     call_command("migrate", verbosity=0)
     call_command("seed_demo", verbosity=0, stdout=open(os.devnull, "w"))  # noqa: SIM115
 

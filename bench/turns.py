@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import time
 import uuid
 
@@ -29,13 +31,19 @@ def post(client, channel, phone: str, text: str):  # type: ignore[no-untyped-def
 
 
 def in_process(n: int) -> None:
-    from django.db import connection, transaction
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
-    from conversation.models import ChannelSession, Message, Turn
+    from conversation.models import Agent, ChannelSession, Message, Turn
 
-    channel = ChannelSession.objects.get(name="Simulador")
+    # The foundation's figures: a channel answered by its own agent (no router).
+    routed = ChannelSession.objects.get(name="Simulador")
+    channel = ChannelSession.objects.create(
+        organization=routed.organization,
+        name="Bench",
+        provider="simulator",
+        webhook_secret="bench-secret",
+        agent=Agent.objects.get(organization=routed.organization, name="Suporte"),
+    )
     client = Client()
     texts = ["oi", "qual o prazo de entrega?", "aceitam pix?", "qual o horário de atendimento?"]
     for i in range(10):  # warm-up: imports, caches, first connections
@@ -61,7 +69,31 @@ def in_process(n: int) -> None:
     emit("turns_per_second_in_process", n / elapsed, "turns/s", n)
 
     # SQL per turn: the turn alone (run_inbound_turn), and the whole request incl. delivery.
-    from conversation.dispatch import enqueue  # noqa: F401  (tasks registered)
+    counts, totals = _queries_per_turn(channel, client, texts, "55117")
+    emit("sql_queries_per_turn", max(counts), "queries", len(counts), p50=percentile(counts, 50))
+    emit(
+        "sql_queries_per_webhook_turn_and_delivery",
+        max(totals),
+        "queries",
+        len(totals),
+        p50=percentile(totals, 50),
+    )
+    for i in range(5):  # conversations on the routed channel, then measure its turns
+        post(client, routed, f"55115{i:08d}", texts[i % len(texts)])
+    routed_counts, _ = _queries_per_turn(routed, client, texts, "55114")
+    emit(
+        "sql_queries_per_routed_turn",
+        max(routed_counts),
+        "queries",
+        len(routed_counts),
+        p50=percentile(routed_counts, 50),
+    )
+
+
+def _queries_per_turn(channel, client, texts, prefix):  # type: ignore[no-untyped-def]
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
     from conversation.models import Conversation
     from conversation.turns import run_inbound_turn
     from tests.factories import make_message
@@ -75,16 +107,9 @@ def in_process(n: int) -> None:
             run_inbound_turn(str(message.pk))
         counts.append(len([q for q in ctx.captured_queries if not _tx(q["sql"])]))
         with CaptureQueriesContext(connection) as ctx:
-            post(client, channel, f"55117{i:08d}", texts[i % len(texts)])
+            post(client, channel, f"{prefix}{i:08d}", texts[i % len(texts)])
         totals.append(len([q for q in ctx.captured_queries if not _tx(q["sql"])]))
-    emit("sql_queries_per_turn", max(counts), "queries", len(counts), p50=percentile(counts, 50))
-    emit(
-        "sql_queries_per_webhook_turn_and_delivery",
-        max(totals),
-        "queries",
-        len(totals),
-        p50=percentile(totals, 50),
-    )
+    return counts, totals
 
 
 def _tx(sql: str) -> bool:
@@ -126,6 +151,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200)
     parser.add_argument("--database-url", default="sqlite:////tmp/retaguarda-bench.sqlite3")
     parser.add_argument("--worker", action="store_true", help="also measure real Celery workers")
+    parser.add_argument("--only-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--worker-database-url", default="postgres://postgres@127.0.0.1:5432/retaguarda_bench"
     )
@@ -133,25 +159,41 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
 
+    if args.only_worker:
+        setup_django(args.worker_database_url, TURN_BURST_WINDOW_S="0", ANTHROPIC_API_KEY="")
+        _allow_bench_host()
+        fresh_database()
+        with_worker(args.n, args.worker_database_url, args.broker, args.workers)
+        return
     setup_django(args.database_url, TURN_BURST_WINDOW_S="0", ANTHROPIC_API_KEY="")
-    from django.conf import settings
-
-    settings.ALLOWED_HOSTS = ["localhost"]
+    _allow_bench_host()
     fresh_database()
     in_process(args.n)
     if args.worker:
-        from django.db import connections
+        # A second process: Django binds its database backend once per process.
+        sys.stdout.flush()
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--only-worker",
+                "--n",
+                str(args.n),
+                "--worker-database-url",
+                args.worker_database_url,
+                "--broker",
+                args.broker,
+                "--workers",
+                str(args.workers),
+            ],
+            check=True,
+        )
 
-        connections.close_all()
-        settings.DATABASES["default"].update(_db_settings(args.worker_database_url))
-        fresh_database()
-        with_worker(args.n, args.worker_database_url, args.broker, args.workers)
 
+def _allow_bench_host() -> None:
+    from django.conf import settings
 
-def _db_settings(url: str) -> dict:
-    import environ
-
-    return environ.Env.db_url_config(url)
+    settings.ALLOWED_HOSTS = ["localhost"]
 
 
 if __name__ == "__main__":
