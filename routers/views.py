@@ -111,17 +111,11 @@ def router_create(request: PageRequest) -> HttpResponse:
     )
     formset = _formset(request, None if request.method == "POST" else [{}])
     if request.method == "POST" and form.is_valid() and formset.is_valid():
-        data = form.cleaned_data
         try:
             router = services.router_create(
                 organization=organization,
                 actor=request.user,
-                name=data["name"],
-                channel=data["channel"],
-                fallback_agent=data["fallback_agent"],
-                is_active=data["is_active"],
-                config=form.config(),
-                members=formset.member_specs(),
+                **_router_fields(form, formset),
             )
         except RouterError as exc:
             _save_error(form, exc)
@@ -129,6 +123,19 @@ def router_create(request: PageRequest) -> HttpResponse:
             messages.success(request, _("Roteador criado. Teste algumas frases ao lado."))
             return redirect("routers:router_edit", router_id=router.pk)
     return render(request, "routers/router_form.html", _edit_context(request, None, form, formset))
+
+
+def _router_fields(form: RouterForm, formset: Any) -> dict[str, Any]:
+    """What the router form and the intents formset say, as service arguments."""
+    data = form.cleaned_data
+    return {
+        "name": data["name"],
+        "channel": data["channel"],
+        "fallback_agent": data["fallback_agent"],
+        "is_active": data["is_active"],
+        "config": form.config(),
+        "members": formset.member_specs(),
+    }
 
 
 @role_required("manager")
@@ -141,17 +148,11 @@ def router_edit(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
     )
     formset = _formset(request, member_initial(selectors.router_members(router)))
     if request.method == "POST" and form.is_valid() and formset.is_valid():
-        data = form.cleaned_data
         try:
             services.router_save(
                 router=router,
                 actor=request.user,
-                name=data["name"],
-                channel=data["channel"],
-                fallback_agent=data["fallback_agent"],
-                is_active=data["is_active"],
-                config=form.config(),
-                members=formset.member_specs(),
+                **_router_fields(form, formset),
             )
         except RouterError as exc:
             _save_error(form, exc)
