@@ -167,6 +167,8 @@ ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="") or None
 ANTHROPIC_DEFAULT_MODEL = env.str("ANTHROPIC_DEFAULT_MODEL", default="claude-haiku-4-5")
 ANTHROPIC_TIMEOUT_S = env.float("ANTHROPIC_TIMEOUT_S", default=30.0)
 ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
+# The router's classifier waits at most (1 + retries) × its 8 s timeout before falling back.
+ROUTER_LLM_MAX_RETRIES = env.int("ROUTER_LLM_MAX_RETRIES", default=1)
 
 # --- Billing backend of the invoice-support runtime. No URL → the demo backend
 # (invoices loaded per contact with ``manage.py load_invoices``).

@@ -69,7 +69,9 @@ class Ledger:
         return written
 
 
-def model_client(recorder: CallRecorder, *, provider: str = "anthropic") -> ModelClient:
+def model_client(
+    recorder: CallRecorder, *, provider: str = "anthropic", max_retries: int | None = None
+) -> ModelClient:
     if _override is not None:
         return _override(recorder)
     if provider == "offline" or not settings.ANTHROPIC_API_KEY:
@@ -78,7 +80,7 @@ def model_client(recorder: CallRecorder, *, provider: str = "anthropic") -> Mode
         settings.ANTHROPIC_API_KEY,
         base_url=settings.ANTHROPIC_BASE_URL,
         recorder=recorder,
-        max_retries=settings.ANTHROPIC_MAX_RETRIES,
+        max_retries=settings.ANTHROPIC_MAX_RETRIES if max_retries is None else max_retries,
         timeout_s=settings.ANTHROPIC_TIMEOUT_S,
     )
 

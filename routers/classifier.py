@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
+
 from conversation import ai
 from conversation.llm.base import (
     CallRecorder,
@@ -65,7 +67,12 @@ def classifier_client(
     allowed = enabled_models(org_settings)
     if allowed is not None and model not in allowed:
         return _DisabledModel(model)
-    return ai.model_client(recorder)
+    # A routing decision has a safe fallback: fail over to it rather than wait on the
+    # SDK's full retry budget while the customer waits.
+    return ai.model_client(
+        recorder,
+        max_retries=min(settings.ANTHROPIC_MAX_RETRIES, settings.ROUTER_LLM_MAX_RETRIES),
+    )
 
 
 def classify_message(

@@ -208,3 +208,19 @@ def test_sticky_conversation_survives_a_classifier_failure(
         RouterDecision.objects.order_by("created_at").values_list("outcome", "error_code")
     )
     assert outcomes == [("classified", ""), ("sticky", "llm_timeout")]
+
+
+def test_router_classifier_spends_a_smaller_retry_budget_than_replies(
+    claude, routed, settings, django_capture_on_commit_callbacks
+):
+    # Replies may retry twice; a routing decision retries once, then takes its fallback.
+    settings.ANTHROPIC_MAX_RETRIES = 2
+    settings.ROUTER_LLM_MAX_RETRIES = 1
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    for _ in range(3):
+        claude.enqueue_json(529, overloaded, headers={"retry-after-ms": "1"})
+    turn = say(routed["channel"], UNSURE, django_capture_on_commit_callbacks)
+    decision = RouterDecision.objects.get()
+    assert (decision.outcome, decision.error_code) == ("classifier_failed", "llm_unavailable")
+    assert len(claude.requests) == 2  # the first try and one retry, not three
+    assert answered_by(turn) == "Reserva"
