@@ -28,7 +28,7 @@ class ChannelSessionAdmin(admin.ModelAdmin):
     list_select_related = ["organization", "agent"]
     search_fields = ["name", "phone_number", "external_id"]
     # Secrets are write-only in the admin list; the change form shows them masked.
-    exclude = ["api_token", "webhook_secret"]
+    exclude = ["api_token", "webhook_secret", "webhook_verify_token"]
 
 
 class AgentVersionInline(admin.TabularInline):

@@ -53,6 +53,11 @@ class ChannelSession(TenantModel):
     api_base_url = models.URLField(_("URL da API"), blank=True)
     api_token = models.CharField(_("token da API"), max_length=500, blank=True)
     webhook_secret = models.CharField(_("segredo do webhook"), max_length=200, blank=True)
+    # Meta's GET subscription handshake answers only to this token (distinct from the app
+    # secret that signs the POSTs).
+    webhook_verify_token = models.CharField(
+        _("token de verificação do webhook"), max_length=200, blank=True
+    )
     # Approved WhatsApp templates: [{"name", "language", "purpose"}] (purpose: follow_up, ...).
     templates = models.JSONField(default=list, blank=True)
     agent = models.ForeignKey(

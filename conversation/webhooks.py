@@ -128,7 +128,7 @@ def _meta_subscription(request: HttpRequest, channel: ChannelSession) -> HttpRes
         return error(405, "method_not_allowed", "Use POST.")
     try:
         query = {key: str(request.GET.get(key, "")) for key in request.GET}
-        challenge = verify_subscription(query, verify_token=channel.webhook_secret)
+        challenge = verify_subscription(query, verify_token=channel.webhook_verify_token)
     except SignatureError:
         return error(403, "invalid_verify_token", "Token de verificação inválido.")
     except WebhookError as exc:

@@ -199,3 +199,28 @@ def test_bad_signature_on_provider_webhooks_is_401(world, provider):
     response = poster(Client(), channel, body, "not-the-secret")
     assert response.status_code == 401
     assert Message.objects.count() == 0
+
+
+def test_meta_subscription_handshake_echoes_the_challenge_for_the_verify_token_only(world):
+    channel = factories.make_channel(
+        world.org_a, "meta", webhook_secret="app-secret", webhook_verify_token="verify-me"
+    )
+    url = f"/webhooks/meta/{channel.pk}"
+    ok = Client().get(
+        url, {"hub.mode": "subscribe", "hub.verify_token": "verify-me", "hub.challenge": "42"}
+    )
+    with_app_secret = Client().get(
+        url, {"hub.mode": "subscribe", "hub.verify_token": "app-secret", "hub.challenge": "42"}
+    )
+    assert (ok.status_code, ok.content, ok["Content-Type"]) == (200, b"42", "text/plain")
+    assert with_app_secret.status_code == 403
+    assert with_app_secret.json()["error"]["code"] == "invalid_verify_token"
+
+
+def test_meta_subscription_is_refused_while_no_verify_token_is_configured(world):
+    channel = factories.make_channel(world.org_a, "meta", webhook_secret="app-secret")
+    response = Client().get(
+        f"/webhooks/meta/{channel.pk}",
+        {"hub.mode": "subscribe", "hub.verify_token": "", "hub.challenge": "42"},
+    )
+    assert response.status_code == 403

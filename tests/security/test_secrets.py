@@ -22,9 +22,10 @@ from tests.security.tenant_data import TenantData
 
 API_TOKEN = "tok-SEGREDO-9f8e7d6c5b4a"
 WEBHOOK_SECRET = "whs-SEGREDO-1a2b3c4d5e6f"
+VERIFY_TOKEN = "vtk-SEGREDO-6f5e4d3c2b1a"
 ANTHROPIC_KEY = "sk-ant-SEGREDO-0011223344"
 CUSTOMER_TEXT = "meu cartao final 4321 PRIVADO"
-SECRETS = (API_TOKEN, WEBHOOK_SECRET, ANTHROPIC_KEY)
+SECRETS = (API_TOKEN, WEBHOOK_SECRET, VERIFY_TOKEN, ANTHROPIC_KEY)
 
 
 @pytest.fixture
@@ -36,6 +37,7 @@ def secret_channel(tenants: TenantData) -> ChannelSession:
         actor=tenants.user("A", "admin"),
         api_token=API_TOKEN,
         webhook_secret=WEBHOOK_SECRET,
+        webhook_verify_token=VERIFY_TOKEN,
         api_base_url="https://waha.example",
         agent=tenants.row("A", "conversation.Agent"),
     )
@@ -85,8 +87,9 @@ def test_the_django_admin_shows_no_credential_either(tenants, secret_channel, se
 def test_audit_diffs_mask_credentials(tenants, secret_channel):
     row = AuditLog.objects.get(action="channel.create", resource_id=str(secret_channel.pk))
     dumped = json.dumps(row.diff)
-    assert API_TOKEN not in dumped and WEBHOOK_SECRET not in dumped
+    assert all(secret not in dumped for secret in (API_TOKEN, WEBHOOK_SECRET, VERIFY_TOKEN))
     assert row.diff["api_token"] == MASK and row.diff["webhook_secret"] == MASK
+    assert row.diff["webhook_verify_token"] == MASK
 
 
 def test_masking_reaches_nested_and_listed_secrets():
