@@ -8,6 +8,7 @@ to an injected ``CallRecorder`` so the caller can keep its cost ledger.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -99,6 +100,26 @@ class ModelResponse:
 
     def text(self) -> str:
         return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def tool_input(self, name: str) -> Mapping[str, Any] | None:
+        """The input of the forced tool ``name``; failing that (a model that answered in
+        prose), the JSON object embedded in its text — the tolerant second defence."""
+        for block in self.tool_uses():
+            if block.name == name and isinstance(block.input, Mapping):
+                return block.input
+        return extract_json_object(self.text())
+
+
+def extract_json_object(text: str) -> Mapping[str, Any] | None:
+    """The object between the first ``{`` and the last ``}`` of ``text``, if it parses."""
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        value = json.loads(text[start : end + 1])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 class LlmError(Exception):

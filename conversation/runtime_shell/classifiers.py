@@ -138,7 +138,7 @@ class LlmIntentClassifier:
             context=self._ids,
         )
         response = _complete(self._client, request, IntentClassifierError)
-        payload = _tool_input(response, INTENT_TOOL)
+        payload = response.tool_input(INTENT_TOOL)
         if payload is None:
             _warn("no_verdict", request)
             raise IntentClassifierError("the classifier answered without a classification")
@@ -233,7 +233,7 @@ class LlmItemMatcher:
             context=self._ids,
         )
         response = _complete(self._client, request, ItemMatcherError)
-        payload = _tool_input(response, MATCHER_TOOL)
+        payload = response.tool_input(MATCHER_TOOL)
         raw = payload.get("matches") if payload is not None else None
         if not isinstance(raw, list):
             _warn("no_verdict", request)
@@ -271,25 +271,6 @@ def _complete(client: ModelClient, request: ModelRequest, error: type[Exception]
         # The seam promises LlmError only; a client bug must still not end the turn.
         logger.exception("runtime classifier crashed", extra={"purpose": request.purpose})
         raise error("unexpected_error") from exc
-
-
-def _tool_input(response: ModelResponse, tool: str) -> Mapping[str, Any] | None:
-    for block in response.tool_uses():
-        if block.name == tool and isinstance(block.input, Mapping):
-            return block.input
-    return _json_object(response.text())
-
-
-def _json_object(text: str) -> Mapping[str, Any] | None:
-    """Second defence: the object between the first ``{`` and the last ``}``."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        value = json.loads(text[start : end + 1])
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _warn(code: str, request: ModelRequest) -> None:

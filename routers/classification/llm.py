@@ -7,7 +7,6 @@ string where the confidence goes.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time
@@ -19,8 +18,8 @@ from conversation.llm.base import (
     LlmError,
     ModelClient,
     ModelRequest,
-    ModelResponse,
     ToolChoice,
+    extract_json_object,
 )
 
 from .prompt import TOOL_NAME, build_system_prompt, build_user_prompt, intent_tool
@@ -35,18 +34,6 @@ TIMEOUT_S = 8.0
 MAX_TOKENS = 128  # the tool input is ~30 tokens; headroom without paying for prose
 
 _NO_VERDICT = IntentVerdict(intent=None, confidence=0.0)
-
-
-def extract_json_object(text: str) -> Mapping[str, Any] | None:
-    """The object between the first ``{`` and the last ``}`` of ``text``, if it parses."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        value = json.loads(text[start : end + 1])
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def _confidence(value: object) -> float:
@@ -77,13 +64,6 @@ def parse_intent_verdict(text: str, intent_names: Sequence[str]) -> IntentVerdic
     """Spec's ``parseIntentVerdict``: unknown or invalid -> (None, 0), never raises."""
     obj = extract_json_object(text)
     return _NO_VERDICT if obj is None else verdict_from_object(obj, intent_names)
-
-
-def _answer_object(response: ModelResponse) -> Mapping[str, Any] | None:
-    for block in response.tool_uses():
-        if block.name == TOOL_NAME and isinstance(block.input, Mapping):
-            return block.input
-    return extract_json_object(response.text())
 
 
 def classify_with_llm(
@@ -130,7 +110,7 @@ def classify_with_llm(
             context=context,
         )
         response = client.complete(request)
-        obj = _answer_object(response)
+        obj = response.tool_input(TOOL_NAME)
     except LlmError as exc:
         return result(_NO_VERDICT, exc.code)
     except Exception:
