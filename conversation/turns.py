@@ -104,33 +104,16 @@ def run_inbound_turn(message_id: str) -> Turn | None:
     """Answer the customer's message (and any lines typed with it). Idempotent."""
     started = time.monotonic()
     with transaction.atomic():
-        conversation = (
-            Conversation.objects.select_for_update(of=("self",))
-            .select_related("contact", "channel", "organization")
-            .annotate(
-                already_turned=Exists(
-                    Turn.objects.filter(trigger_kind=TriggerKind.INBOUND, trigger_key=message_id)
-                )
-            )
-            .filter(messages__pk=message_id)
-            .first()
-        )
-        if conversation is None:
-            return None  # the message vanished: nothing to answer
-        if conversation.already_turned:
-            return None  # a redelivered task: this message already had its turn
+        claimed = _claim_turn(TriggerKind.INBOUND, message_id, messages__pk=message_id)
+        if claimed is None:
+            return None  # the message vanished, or a redelivered task: it had its turn
+        conversation, turn = claimed
         unanswered = list(
             Message.objects.filter(
                 conversation=conversation, direction=Direction.INBOUND, turn__isnull=True
             ).order_by("created_at")
         )
         position = next((i for i, m in enumerate(unanswered) if str(m.pk) == message_id), None)
-        turn = Turn.objects.create(
-            organization_id=conversation.organization_id,
-            conversation=conversation,
-            trigger_kind=TriggerKind.INBOUND,
-            trigger_key=message_id,
-        )
         if position is None or position < len(unanswered) - 1:
             # Another line came in after this one (or a later turn already took this
             # one): the turn of the last line answers them all.
@@ -438,18 +421,26 @@ def _tool_search(ctx: TurnContext, data: Any) -> ToolOutcome:
 # --- cases re-entering the conversation (human-cases §4.3, §3) ----------------------------
 
 
-def _lock_for_trigger(conversation_id: Any, kind: str, key: str) -> Conversation | None:
-    """The conversation row, locked, unless a turn already answered this trigger."""
+def _claim_turn(kind: str, key: str, **lookup: Any) -> tuple[Conversation, Turn] | None:
+    """Lock the conversation found by ``lookup`` and create the turn keyed by its trigger —
+    unless a turn already answered that trigger (a redelivered task) or the row vanished.
+    One locking query (the already-answered check rides in it) and one insert."""
     conversation = (
         Conversation.objects.select_for_update(of=("self",))
         .select_related("contact", "channel", "organization")
         .annotate(already_turned=Exists(Turn.objects.filter(trigger_kind=kind, trigger_key=key)))
-        .filter(pk=conversation_id)
+        .filter(**lookup)
         .first()
     )
     if conversation is None or conversation.already_turned:
         return None
-    return conversation
+    turn = Turn.objects.create(
+        organization_id=conversation.organization_id,
+        conversation=conversation,
+        trigger_kind=kind,
+        trigger_key=key,
+    )
+    return conversation, turn
 
 
 def run_case_reply_turn(event_id: str) -> Turn | None:
@@ -460,15 +451,10 @@ def run_case_reply_turn(event_id: str) -> Turn | None:
         reply = case_reentry.load_reply(event_id)
         if reply is None:
             return None
-        conversation = _lock_for_trigger(reply.conversation_id, TriggerKind.CASE_REPLY, event_id)
-        if conversation is None:
+        claimed = _claim_turn(TriggerKind.CASE_REPLY, event_id, pk=reply.conversation_id)
+        if claimed is None:
             return None
-        turn = Turn.objects.create(
-            organization_id=conversation.organization_id,
-            conversation=conversation,
-            trigger_kind=TriggerKind.CASE_REPLY,
-            trigger_key=event_id,
-        )
+        conversation, turn = claimed
         ctx = TurnContext(
             conversation=conversation,
             turn=turn,
@@ -527,15 +513,10 @@ def run_follow_up_turn(follow_up_id: str) -> Turn | None:
         conversation_id = case_services.follow_up_conversation_id(follow_up_id)
         if conversation_id is None:
             return None  # cancelled, already fired, or vanished
-        conversation = _lock_for_trigger(conversation_id, TriggerKind.FOLLOW_UP, follow_up_id)
-        if conversation is None:
+        claimed = _claim_turn(TriggerKind.FOLLOW_UP, follow_up_id, pk=conversation_id)
+        if claimed is None:
             return None
-        turn = Turn.objects.create(
-            organization_id=conversation.organization_id,
-            conversation=conversation,
-            trigger_kind=TriggerKind.FOLLOW_UP,
-            trigger_key=follow_up_id,
-        )
+        conversation, turn = claimed
         result = case_services.follow_up_fire(
             follow_up_id=follow_up_id, conversation=conversation, turn=turn
         )
