@@ -3,9 +3,7 @@ that answers with the recorded wire format. Failures end the turn cleanly."""
 
 from __future__ import annotations
 
-import copy
 import json
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -13,28 +11,8 @@ from django.test import Client
 from conversation.models import LlmCall, Message, Turn
 from tests import factories
 from tests.conftest import simulator_post
+from tests.fakes.anthropic_bodies import recorded, text_response, tool_use_response
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "anthropic"
-
-
-def recorded(name: str) -> dict:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
-
-
-def tool_use_response(name: str, tool_input: dict) -> dict:
-    """The recorded tool_use response with our tool's name and input."""
-    body = copy.deepcopy(recorded("response_tool_use_haiku45_sdk.json"))
-    block = body["content"][0]
-    block["name"], block["input"] = name, tool_input
-    return body
-
-
-def end_turn_response() -> dict:
-    body = copy.deepcopy(recorded("response_tool_use_haiku45_sdk.json"))
-    body["content"] = [{"type": "text", "text": "Pronto."}]
-    body["stop_reason"] = "end_turn"
-    return body
 
 
 @pytest.fixture
@@ -64,7 +42,7 @@ def test_tool_use_leads_to_a_sent_message_and_ledger_rows(
     claude, claude_channel, django_capture_on_commit_callbacks
 ):
     claude.enqueue_json(200, tool_use_response("send_message", {"text": "Olá! Como posso ajudar?"}))
-    claude.enqueue_json(200, end_turn_response())
+    claude.enqueue_json(200, text_response())
     say(claude_channel, "oi", "a-1", django_capture_on_commit_callbacks)
 
     sent = Message.objects.get(direction="outbound")
@@ -91,7 +69,7 @@ def test_tool_use_leads_to_a_sent_message_and_ledger_rows(
 def test_plain_model_text_is_discarded_never_sent(
     claude, claude_channel, django_capture_on_commit_callbacks
 ):
-    body = end_turn_response()
+    body = text_response()
     body["content"] = [{"type": "text", "text": "Texto solto que não deveria chegar ao cliente"}]
     claude.enqueue_json(200, body)
     say(claude_channel, "oi", "a-2", django_capture_on_commit_callbacks)
@@ -120,7 +98,7 @@ def test_plain_model_text_is_discarded_never_sent(
             [
                 Reply(
                     200,
-                    json.dumps(end_turn_response()).encode(),
+                    json.dumps(text_response()).encode(),
                     {"content-type": "application/json"},
                     delay_s=1.5,
                 )

@@ -26,6 +26,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 PHONE_VIEWPORT = {"width": 390, "height": 844}
+DESKTOP_VIEWPORT = {"width": 1280, "height": 900}
 
 
 @pytest.fixture(scope="session")
@@ -45,3 +46,23 @@ def phone_page(browser: Any) -> Iterator[Any]:
     page.set_default_timeout(15_000)
     yield page
     context.close()
+
+
+@pytest.fixture
+def desktop_page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport=DESKTOP_VIEWPORT, locale="pt-BR")
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
+
+
+def login(page: Any, base_url: str, user: Any) -> None:
+    """Log in through the real form, as a person would."""
+    from tests import factories
+
+    page.goto(f"{base_url}/accounts/login/")
+    page.fill("#id_username", user.username)
+    page.fill("#id_password", factories.PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base_url}/")

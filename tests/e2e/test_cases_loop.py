@@ -6,7 +6,6 @@ the case is resolved. Set E2E_SCREENSHOTS=<dir> for the visual proof of each ste
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,28 +13,11 @@ import pytest
 from cases.models import Case, CaseStatus
 from tests import factories
 from tests.cases.conftest import enable_cases, open_case
+from tests.e2e.conftest import login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 SCREENSHOTS = os.environ.get("E2E_SCREENSHOTS", "")
-DESKTOP_VIEWPORT = {"width": 1280, "height": 800}
-
-
-@pytest.fixture
-def desktop_page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport=DESKTOP_VIEWPORT, locale="pt-BR")
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
-
-
-def _login(page: Any, base_url: str, user: Any) -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base_url}/")
 
 
 def _shot(page: Any, name: str) -> None:
@@ -48,18 +30,18 @@ def _say(page: Any, text: str) -> None:
     page.press("#id_texto", "Enter")
 
 
-def _agent_login(world: Any, settings: Any, page: Any, base_url: str) -> None:
+def _agentlogin(world: Any, settings: Any, page: Any, base_url: str) -> None:
     settings.TURN_BURST_WINDOW_S = 0
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     world.agent.set_password(factories.PASSWORD)
     world.agent.save(update_fields=["password"])
-    _login(page, base_url, world.agent)
+    login(page, base_url, world.agent)
 
 
 def test_case_loop_from_simulator_to_resolved(world, live_server, phone_page, settings):
     enable_cases(world.agent_a)
     page, base = phone_page, live_server.url
-    _agent_login(world, settings, page, base)
+    _agentlogin(world, settings, page, base)
     simulator = f"{base}/simulador/?canal={world.channel_a.pk}"
 
     # 1. The customer asks for something only a person can do: the AI opens a case.
@@ -118,7 +100,7 @@ def test_back_to_the_cases_keeps_the_filter_and_returns_the_focus(
     world, live_server, phone_page, settings
 ):
     page, base = phone_page, live_server.url
-    _agent_login(world, settings, page, base)
+    _agentlogin(world, settings, page, base)
     case = open_case(factories.make_conversation(world.channel_a))
 
     page.goto(f"{base}/casos/?estado=esperando-voce")
@@ -136,7 +118,7 @@ def test_back_to_the_cases_keeps_the_filter_and_returns_the_focus(
 
 def test_desktop_shows_list_and_detail_side_by_side(world, live_server, desktop_page, settings):
     page, base = desktop_page, live_server.url
-    _agent_login(world, settings, page, base)
+    _agentlogin(world, settings, page, base)
     case = open_case(factories.make_conversation(world.channel_a))
 
     page.goto(f"{base}/casos/{case.pk}/")

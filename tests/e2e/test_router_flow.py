@@ -4,34 +4,17 @@ agents without reloading, save, then test a phrase of each and see the right age
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from routers.models import Router, RouterDecision
 from tests import factories
+from tests.e2e.conftest import login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 SCREENSHOTS = os.environ.get("E2E_SCREENSHOTS", "")  # a directory, e.g. /tmp; off by default
-
-
-@pytest.fixture
-def desktop_page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="pt-BR")
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    yield page
-    context.close()
-
-
-def _login(page: Any, base_url: str, user: Any) -> None:
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base_url}/")
 
 
 def _fill_intent(page: Any, index: int, agent: str, name: str, description: str, examples: str):
@@ -55,7 +38,7 @@ def test_admin_creates_a_router_and_tests_a_phrase_of_each_intent(
     world.admin.save(update_fields=["password"])
     factories.make_agent(world.org_a, "Vendas")
     page = desktop_page
-    _login(page, live_server.url, world.admin)
+    login(page, live_server.url, world.admin)
 
     page.click("nav >> text=Roteadores")
     page.get_by_text("Um roteador entende o que o cliente quer").wait_for()

@@ -10,18 +10,11 @@ from django.db import transaction
 from conversation.models import Conversation, SenderKind
 from conversation.outbox import outbound_enqueue
 from tests import factories
+from tests.e2e.conftest import login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 SCREENSHOTS = os.environ.get("E2E_SCREENSHOTS", "")  # a directory, e.g. /tmp; off by default
-
-
-def _login(page, base_url, user):
-    page.goto(f"{base_url}/accounts/login/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", factories.PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base_url}/")
 
 
 def _say(page, text):
@@ -40,7 +33,7 @@ def test_customer_chat_gets_replies_without_reload(world, live_server, phone_pag
         "O prazo de entrega é de 3 a 5 dias úteis para todo o Brasil.",
     )
     page = phone_page
-    _login(page, live_server.url, world.agent)
+    login(page, live_server.url, world.agent)
 
     page.goto(f"{live_server.url}/simulador/")
     page.evaluate("window.__sameDocument = true")  # lost if anything reloads the page

@@ -4,10 +4,6 @@ SDK against a local fake server) and with a scripted model for the timeout."""
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
-
 import pytest
 from django.test import Client
 
@@ -17,30 +13,16 @@ from conversation.models import AgentVersion, LlmCall, Message, Turn
 from routers.models import RouterDecision
 from tests import factories
 from tests.conftest import simulator_post
+from tests.fakes.anthropic_bodies import recorded, text_response, tool_use_response
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.routers.factories import SUPORTE, VENDAS, ClassifierScript, make_router, verdict
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "anthropic"
 # Far from every example: the local classifier is unsure, so the LLM is asked.
 UNSURE = "olá, queria tirar uma dúvida com vocês"
 
 
-def recorded(name: str) -> dict:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
-
-
 def classifier_tool_use(intent: str, confidence: float) -> dict:
-    body = copy.deepcopy(recorded("response_tool_use_haiku45_sdk.json"))
-    block = body["content"][0]
-    block["name"], block["input"] = "classify_intent", {"intent": intent, "confidence": confidence}
-    return body
-
-
-def text_only(text: str) -> dict:
-    body = copy.deepcopy(recorded("response_tool_use_haiku45_sdk.json"))
-    body["content"] = [{"type": "text", "text": text}]
-    body["stop_reason"] = "end_turn"
-    return body
+    return tool_use_response("classify_intent", {"intent": intent, "confidence": confidence})
 
 
 @pytest.fixture
@@ -115,7 +97,7 @@ def test_router_classifier_model_comes_from_its_config(
     ("status", "body", "outcome", "error_code"),
     [
         # invalid JSON: the model answers prose instead of the tool
-        (200, text_only("desculpe, não sei classificar"), "classifier_failed", "no_verdict"),
+        (200, text_response("desculpe, não sei classificar"), "classifier_failed", "no_verdict"),
         # unknown intent: the closed world refuses it (no verdict, not a failure)
         (200, classifier_tool_use("financeiro", 0.97), "fallback", ""),
         # model not enabled / not found for this key

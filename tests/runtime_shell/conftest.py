@@ -3,7 +3,6 @@ talk to it through the simulator webhook (the same path a customer's message tak
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from conversation.models import Agent, ChannelSession, Message
 from conversation.runtime_shell.invoices import demo_invoice_save
 from tests import factories
 from tests.conftest import simulator_post
+from tests.fakes import anthropic_bodies as bodies
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -93,24 +93,17 @@ def customer(desk: InvoiceDesk, django_capture_on_commit_callbacks: Any) -> Cust
 
 def recorded(name: str) -> dict[str, Any]:
     folder = "runtime_shell" if name.startswith("response_tool_use_intent") else "anthropic"
-    data = json.loads((FIXTURES / folder / name).read_text(encoding="utf-8"))
-    assert isinstance(data, dict)
-    return data
+    return bodies.recorded(name, folder)
 
 
 def tool_use_response(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     """The recorded classifier response with another tool name and input."""
-    body = copy.deepcopy(recorded("response_tool_use_intent_classifier.json"))
-    block = body["content"][0]
-    block["name"], block["input"] = name, tool_input
-    return body
+    base = recorded("response_tool_use_intent_classifier.json")
+    return bodies.tool_use_response(name, tool_input, base=base)
 
 
 def end_turn_response() -> dict[str, Any]:
-    body = copy.deepcopy(recorded("response_tool_use_haiku45_sdk.json"))
-    body["content"] = [{"type": "text", "text": "Pronto."}]
-    body["stop_reason"] = "end_turn"
-    return body
+    return bodies.text_response()
 
 
 @pytest.fixture
