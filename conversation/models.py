@@ -371,7 +371,6 @@ class HandoffReason(models.TextChoices):
     REQUESTED_HUMAN = "requested_human", _("Cliente pediu atendente")
     CRITICAL_STAGE = "critical_stage", _("Etapa exige a equipe")
     LOW_CONFIDENCE = "low_confidence", _("A IA não resolveu sozinha")
-    KEYWORD = "keyword", _("Palavra de transbordo")
     CASE_ESCALATED = "caso_escalado", _("Caso escalado")
     MANUAL = "manual", _("Assumido pela equipe")
 
