@@ -2,7 +2,11 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from config import health
+
 urlpatterns = [
+    path("health/live/", health.live, name="health-live"),
+    path("health/ready/", health.ready, name="health-ready"),
     path("admin/", admin.site.urls),
     path("accounts/", include("accounts.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -5,7 +5,7 @@
 # application runs as the non-owner role DATABASE_APP_ROLE, so row-level security binds it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --dev
 bash scripts/services.sh
 bash scripts/browser.sh
 export DB_OWNER_ROLE=${DB_OWNER_ROLE:-retaguarda_owner}

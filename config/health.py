@@ -1,0 +1,90 @@
+"""Health endpoints for a load balancer or an orchestrator.
+
+- ``/health/live/`` — the process answers (no I/O): restart it when this fails.
+- ``/health/ready/`` — the process can do its job: the database answers a query, the cache
+  stores and returns a value, and (when a broker is configured) the broker accepts a
+  connection. Take the instance out of rotation while this answers 503.
+
+Why not django-health-check: its Celery check sends a task and waits for a worker to run it,
+which ties the web tier's readiness to the workers' — a busy turns queue would take every
+web process out of rotation. Readiness here checks only what this process itself needs, in
+about thirty lines, and says which check failed (never a secret or a connection string).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+log = logging.getLogger(__name__)
+
+BROKER_TIMEOUT_S = 2.0
+
+
+def _database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def _cache() -> None:
+    key = f"health:{uuid.uuid4().hex}"
+    cache.set(key, "ok", timeout=10)
+    if cache.get(key) != "ok":
+        raise RuntimeError("cache did not return the value it stored")
+    cache.delete(key)
+
+
+def _broker() -> None:
+    if not settings.CELERY_BROKER_URL:
+        return  # embedded default: tasks run in-process, there is no broker to reach
+    from config.celery import app
+
+    with app.connection_for_write(url=settings.CELERY_BROKER_URL) as conn:
+        conn.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT_S)
+
+
+CHECKS: dict[str, Callable[[], None]] = {
+    "database": _database,
+    "cache": _cache,
+    "broker": _broker,
+}
+
+
+@never_cache
+@require_GET
+def live(request: HttpRequest) -> JsonResponse:
+    return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_GET
+def ready(request: HttpRequest) -> JsonResponse:
+    results: dict[str, dict[str, object]] = {}
+    healthy = True
+    for name, check in CHECKS.items():
+        started = time.perf_counter()
+        try:
+            check()
+        except Exception as exc:
+            healthy = False
+            results[name] = {"ok": False, "error": type(exc).__name__}
+            log.warning(
+                "readiness check failed", extra={"check": name, "error": type(exc).__name__}
+            )
+        else:
+            results[name] = {"ok": True}
+        results[name]["ms"] = round((time.perf_counter() - started) * 1000, 1)
+    status = 200 if healthy else 503
+    return JsonResponse(
+        {"status": "ok" if healthy else "unavailable", "checks": results}, status=status
+    )

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Production: install the runtime set, migrate, compile translations, collect static files
+# and serve with gunicorn (config/gunicorn.conf.py). Needs DJANGO_SECRET_KEY,
+# DJANGO_ALLOWED_HOSTS, DATABASE_URL and, for workers, CELERY_BROKER_URL (see the README).
+# MIGRATE_DATABASE_URL, when set, is the table owner's URL used for migrations only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DJANGO_ENV=${DJANGO_ENV:-production}
+export DJANGO_SETTINGS_MODULE=config.settings
+if [ "${SKIP_SETUP:-0}" != "1" ]; then
+  bash scripts/setup.sh
+fi
+if [ -n "${MIGRATE_DATABASE_URL:-}" ]; then
+  DATABASE_URL=$MIGRATE_DATABASE_URL DATABASE_APP_ROLE= .venv/bin/python manage.py migrate --noinput
+else
+  .venv/bin/python manage.py migrate --noinput
+fi
+.venv/bin/python manage.py compilemessages --ignore=.venv >/dev/null
+.venv/bin/python manage.py collectstatic --noinput >/dev/null
+exec .venv/bin/gunicorn config.wsgi -c config/gunicorn.conf.py
