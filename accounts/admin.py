@@ -1,36 +1,147 @@
-from django.contrib import admin
+"""The Django admin's one policy for tenant rows (every app's ``admin.py`` follows it).
 
+A tenant model is, in the admin, one of:
+
+- **read-only** (``ReadOnlyAdmin``): rows the product writes — the ledger, telemetry,
+  engine state, messages and turns. Staff read them; no add, change or delete.
+- **through the services**: where a page writes the model, the admin's ``save_model`` /
+  ``delete_model`` / ``delete_queryset`` call the same service the page calls, so the
+  admin gets the page's rules, its side effects (e.g. reminders rescheduled) and its
+  AuditLog row. Write paths with no service are switched off.
+- **admin-only, audited** (``AuditedAdmin``): rows no page writes (memberships, channel
+  settings): the admin saves them itself and writes an AuditLog row for every write.
+
+Inlines are always read-only (``ReadOnlyInline``): a formset would write around the
+service. ``tests/architecture/test_admin_policy.py`` holds every registration to this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest
+
+from accounts import services
 from accounts.models import AuditLog, Membership, Organization
+from accounts.throttle import throttled_login
+
+# The Django admin's login counts in the same buckets as the product's login page (per
+# address and per username, accounts.throttle): a second door must not double the budget
+# of a password guesser. ``AdminSite.get_urls`` routes ``login/`` to this attribute.
+admin.site.login = throttled_login(admin.site.login)  # type: ignore[method-assign,assignment]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows written only by the product: staff read them."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ReadOnlyInline:
+    """Mixin for inlines: rows shown beside their parent, never written from there."""
+
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _organization_of(obj: Model) -> Any:
+    return obj.pk if isinstance(obj, Organization) else obj.organization_id  # type: ignore[attr-defined]
+
+
+def audit_admin_write(request: HttpRequest, obj: Model, verb: str, diff: dict[str, Any]) -> None:
+    """The AuditLog row of an admin-only write (``<model>.admin_<verb>``)."""
+    services.audit_log_write(
+        organization=_organization_of(obj),
+        actor=request.user,
+        action=f"{obj._meta.model_name}.admin_{verb}",
+        resource=obj,
+        diff=diff,
+    )
+
+
+class AuditedAdmin(admin.ModelAdmin):
+    """Rows no page writes: the admin writes them, each write with its AuditLog row."""
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        verb = "update" if change else "create"
+        audit_admin_write(request, obj, verb, {"fields": sorted(form.changed_data)})
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        audit_admin_write(request, obj, "delete", {"str": str(obj)})
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        # The list's bulk "delete selected" action: one audit row per row, like the form.
+        for obj in queryset:
+            self.delete_model(request, obj)
+
+
+def adopt_saved(obj: Model, saved: Model) -> None:
+    """Point the admin's form instance at the row a service saved (the admin redirects
+    and logs by ``obj.pk``)."""
+    obj.pk = saved.pk
+    obj._state.adding = False
+    obj.refresh_from_db()
 
 
 @admin.register(Organization)
-class OrganizationAdmin(admin.ModelAdmin):
+class OrganizationAdmin(AuditedAdmin):
+    """Organizations are not tenant rows (they are the tenants); no page creates them."""
+
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ("name",)}
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(AuditedAdmin):
+    """No page manages memberships: adding one goes through ``membership_create`` (the
+    service seeding and onboarding use); a role change or a removal is audited here."""
+
     list_display = ["user", "organization", "role", "created_at"]
     list_filter = ["role", "organization"]
     list_select_related = ["user", "organization"]
     autocomplete_fields = ["organization"]
     raw_id_fields = ["user"]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # A membership moves to another user or organization only by remove + add.
+        return ["user", "organization"] if obj else []
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        saved = services.membership_create(
+            organization=obj.organization, user=obj.user, role=obj.role, actor=request.user
+        )
+        adopt_saved(obj, saved)
+
 
 @admin.register(AuditLog)
-class AuditLogAdmin(admin.ModelAdmin):
+class AuditLogAdmin(ReadOnlyAdmin):
+    """Append-only: the audit log is the record of every other write."""
+
     list_display = ["created_at", "organization", "actor", "action", "resource_type", "resource_id"]
     list_filter = ["action", "organization"]
     list_select_related = ["organization", "actor"]
     readonly_fields = [f.name for f in AuditLog._meta.fields]
-
-    def has_add_permission(self, request):  # append-only
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

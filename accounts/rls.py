@@ -5,7 +5,11 @@ one policy, ``tenant_isolation_<table>_all``, keyed on per-transaction settings:
 
     app.organization_id   the organization this transaction works for
     app.user_id           the logged-in user (only memberships/organizations read it)
-    app.bypass_rls        'on' lifts the walls: staff in the admin, seeding, sweeps
+    app.bypass_rls        'on' lifts the walls — honoured only in a session that logged in
+                          as the tables' owner (``rls_policies.OWNER_SESSION``): staff in
+                          the admin and seeding where the app logs in as the owner and
+                          SET ROLEs down (development, tests); never for the app role's
+                          own login (production)
 
 The application connects as (or ``SET ROLE``s to) a role that owns no table, so the
 policies bind it; migrations run as the owner (``accounts.db``). Who sets the context:
@@ -17,6 +21,8 @@ policies bind it; migrations run as the owner (``accounts.db``). Who sets the co
 
 A new tenant table joins the walls with one migration operation,
 ``EnableTenantRLS("modelname")``; ``tests/security`` fails for a tenant model without it.
+The policies' SQL, the tenant-table registry and that operation live in
+``accounts.rls_policies``; this module sets the context and re-exports them all.
 On SQLite (the embedded default) there are no policies: the ORM scoping stands alone,
 and every helper here only keeps track of the organization in a context variable.
 """
@@ -32,25 +38,62 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connections, models, transaction
-from django.db.migrations.operations.base import Operation
+
+# The policies, the registry of tenant tables and the migration operation live beside this
+# module; every name stays importable from ``accounts.rls``.
+from accounts.rls_policies import (
+    BYPASS_SETTING,
+    DROP_ORGANIZATION_OF_FUNCTION_SQL,
+    MEMBERSHIP_TABLE,
+    ORG_SETTING,
+    ORGANIZATION_OF_FUNCTION_SQL,
+    ORGANIZATION_TABLE,
+    TENANT_PREDICATE,
+    USER_SETTING,
+    EnableTenantRLS,
+    drop_tenant_policy_sql,
+    is_tenant_model,
+    membership_policy_sql,
+    models_with_organization_link,
+    organization_policy_sql,
+    policy_name,
+    tenant_models,
+    tenant_policy_sql,
+)
+
+__all__ = [
+    "BYPASS_SETTING",
+    "DROP_ORGANIZATION_OF_FUNCTION_SQL",
+    "MEMBERSHIP_TABLE",
+    "ORGANIZATION_OF_FUNCTION_SQL",
+    "ORGANIZATION_TABLE",
+    "ORG_SETTING",
+    "TENANT_PREDICATE",
+    "USER_SETTING",
+    "EnableTenantRLS",
+    "bypass_rls",
+    "current_organization_id",
+    "drop_tenant_policy_sql",
+    "enforced",
+    "is_tenant_model",
+    "membership_policy_sql",
+    "models_with_organization_link",
+    "organization_ids",
+    "organization_of",
+    "organization_policy_sql",
+    "policy_name",
+    "runs_in_tenant_of",
+    "tenant_context",
+    "tenant_models",
+    "tenant_policy_sql",
+    "unprivileged",
+    "user_context",
+    "with_bypass",
+]
 
 log = logging.getLogger(__name__)
-
-ORG_SETTING = "app.organization_id"
-USER_SETTING = "app.user_id"
-BYPASS_SETTING = "app.bypass_rls"
-
-ORGANIZATION_TABLE = "accounts_organization"
-MEMBERSHIP_TABLE = "accounts_membership"
-
-_CURRENT_ORG = f"NULLIF(current_setting('{ORG_SETTING}', true), '')::uuid"
-_CURRENT_USER = f"NULLIF(current_setting('{USER_SETTING}', true), '')::bigint"
-_BYPASS = f"current_setting('{BYPASS_SETTING}', true) = 'on'"
-# The one shape of a tenant policy (intent-router Task 1: ``tenant_isolation_<t>_all``).
-TENANT_PREDICATE = f"(organization_id = {_CURRENT_ORG} OR {_BYPASS})"
 
 # Python-side view of the walls: which organization this code runs for (both databases).
 _organization: contextvars.ContextVar[uuid.UUID | None] = contextvars.ContextVar(
@@ -60,10 +103,6 @@ _organization: contextvars.ContextVar[uuid.UUID | None] = contextvars.ContextVar
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def policy_name(table: str) -> str:
-    return f"tenant_isolation_{table}_all"
-
-
 def enforced(using: str = "default") -> bool:
     """True where the database enforces the walls (PostgreSQL); SQLite has ORM scoping only."""
     return connections[using].vendor == "postgresql"
@@ -71,192 +110,6 @@ def enforced(using: str = "default") -> bool:
 
 def current_organization_id() -> uuid.UUID | None:
     return _organization.get()
-
-
-# --- which tables are tenant tables ------------------------------------------------------
-
-
-def is_tenant_model(model: type[models.Model]) -> bool:
-    """A concrete, managed model with a foreign key to Organization named ``organization``."""
-    meta = model._meta
-    if meta.abstract or meta.proxy or not meta.managed or meta.swapped:
-        return False
-    try:
-        field = meta.get_field("organization")
-    except Exception:
-        return False
-    remote = getattr(field, "related_model", None)
-    return bool(
-        remote is not None
-        and remote._meta.label == "accounts.Organization"
-        and not field.many_to_many
-    )
-
-
-def tenant_models() -> list[type[models.Model]]:
-    """Every installed tenant model; each must be under a policy (tests/security checks)."""
-    return [m for m in apps.get_models() if is_tenant_model(m)]
-
-
-def models_with_organization_link() -> list[type[models.Model]]:
-    """Every model pointing at Organization under any field name: all must be tenant models."""
-    found = []
-    for model in apps.get_models():
-        for field in model._meta.concrete_fields:
-            remote = getattr(field, "related_model", None)
-            if remote is not None and remote._meta.label == "accounts.Organization":
-                found.append(model)
-                break
-    return found
-
-
-# --- the SQL of the walls ----------------------------------------------------------------
-
-
-def tenant_policy_sql(table: str, *, append_only: bool = False) -> list[str]:
-    """Idempotent DDL putting ``table`` under the tenant wall.
-
-    ``append_only``: the application may read and insert, never update or delete, unless
-    the walls are lifted (a staff deletion cascading through the rows).
-    """
-    name = policy_name(table)
-    statements = [
-        f'ALTER TABLE "{table}" ENABLE ROW LEVEL SECURITY',
-        f'DROP POLICY IF EXISTS "{name}" ON "{table}"',
-        f'CREATE POLICY "{name}" ON "{table}" FOR ALL '
-        f"USING {TENANT_PREDICATE} WITH CHECK {TENANT_PREDICATE}",
-    ]
-    for command in ("update", "delete"):
-        restrictive = f"append_only_{table}_{command}"
-        statements.append(f'DROP POLICY IF EXISTS "{restrictive}" ON "{table}"')
-        if append_only:
-            statements.append(
-                f'CREATE POLICY "{restrictive}" ON "{table}" AS RESTRICTIVE '
-                f"FOR {command.upper()} USING ({_BYPASS})"
-            )
-    return statements
-
-
-def drop_tenant_policy_sql(table: str) -> list[str]:
-    return [
-        f'DROP POLICY IF EXISTS "{policy_name(table)}" ON "{table}"',
-        f'DROP POLICY IF EXISTS "append_only_{table}_update" ON "{table}"',
-        f'DROP POLICY IF EXISTS "append_only_{table}_delete" ON "{table}"',
-        f'ALTER TABLE "{table}" DISABLE ROW LEVEL SECURITY',
-    ]
-
-
-def membership_policy_sql() -> list[str]:
-    """Memberships: the user's own (login, org switcher) and those of the current org."""
-    name, table = policy_name(MEMBERSHIP_TABLE), MEMBERSHIP_TABLE
-    visible = f"(organization_id = {_CURRENT_ORG} OR user_id = {_CURRENT_USER} OR {_BYPASS})"
-    return [
-        f'ALTER TABLE "{table}" ENABLE ROW LEVEL SECURITY',
-        f'DROP POLICY IF EXISTS "{name}" ON "{table}"',
-        f'CREATE POLICY "{name}" ON "{table}" FOR ALL USING {visible} '
-        f"WITH CHECK {TENANT_PREDICATE}",
-    ]
-
-
-def organization_policy_sql() -> list[str]:
-    """Organizations: the current one and those the user belongs to; new ones need bypass."""
-    name, table = policy_name(ORGANIZATION_TABLE), ORGANIZATION_TABLE
-    mine = (
-        f"id IN (SELECT m.organization_id FROM {MEMBERSHIP_TABLE} m "  # noqa: S608 — constants
-        f"WHERE m.user_id = {_CURRENT_USER})"
-    )
-    return [
-        f'ALTER TABLE "{table}" ENABLE ROW LEVEL SECURITY',
-        f'DROP POLICY IF EXISTS "{name}" ON "{table}"',
-        f'CREATE POLICY "{name}" ON "{table}" FOR ALL '
-        f"USING (id = {_CURRENT_ORG} OR {_BYPASS} OR {mine}) "
-        f"WITH CHECK (id = {_CURRENT_ORG} OR {_BYPASS})",
-    ]
-
-
-# The one narrow door through the walls: which organization owns row ``row_id`` of a
-# tenant table. It reads nothing else, and only tables under a policy. Webhooks (the
-# channel in the URL) and tasks (their own row) use it to learn which context to set.
-ORGANIZATION_OF_FUNCTION_SQL = """
-CREATE OR REPLACE FUNCTION app_organization_of(tbl regclass, row_id text) RETURNS uuid
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, public AS $fn$
-DECLARE
-  pk_column name;
-  pk_type text;
-  org uuid;
-BEGIN
-  IF NOT EXISTS (
-    SELECT 1 FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
-    WHERE c.oid = tbl AND c.relrowsecurity AND a.attname = 'organization_id'
-      AND NOT a.attisdropped
-  ) THEN
-    RAISE EXCEPTION 'app_organization_of: % is not a tenant table', tbl;
-  END IF;
-  SELECT a.attname, format_type(a.atttypid, a.atttypmod) INTO pk_column, pk_type
-  FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-  WHERE i.indrelid = tbl AND i.indisprimary;
-  BEGIN
-    EXECUTE format('SELECT organization_id FROM %s WHERE %I = $1::%s', tbl, pk_column, pk_type)
-      INTO org USING row_id;
-  EXCEPTION WHEN invalid_text_representation OR numeric_value_out_of_range THEN
-    RETURN NULL;  -- a malformed id names no row
-  END;
-  RETURN org;
-END
-$fn$
-"""
-DROP_ORGANIZATION_OF_FUNCTION_SQL = "DROP FUNCTION IF EXISTS app_organization_of(regclass, text)"
-
-
-class EnableTenantRLS(Operation):
-    """Migration operation: put one model's table under the tenant wall (PostgreSQL only).
-
-    Use in the migration that creates the model (or a later one)::
-
-        from accounts.rls import EnableTenantRLS
-        operations = [..., EnableTenantRLS("router")]
-    """
-
-    reversible = True
-    reduces_to_sql = True
-
-    def __init__(self, model_name: str, append_only: bool = False) -> None:
-        self.model_name = model_name.lower()
-        self.append_only = append_only
-
-    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
-        kwargs: dict[str, Any] = {"append_only": True} if self.append_only else {}
-        return (self.__class__.__qualname__, [self.model_name], kwargs)
-
-    def state_forwards(self, app_label: str, state: Any) -> None:
-        """Policies are not part of Django's model state."""
-
-    def _table(self, app_label: str, state: Any) -> str:
-        return str(state.apps.get_model(app_label, self.model_name)._meta.db_table)
-
-    def database_forwards(
-        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
-    ) -> None:
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        table = self._table(app_label, to_state)
-        for statement in tenant_policy_sql(table, append_only=self.append_only):
-            schema_editor.execute(statement, params=None)
-
-    def database_backwards(
-        self, app_label: str, schema_editor: Any, from_state: Any, to_state: Any
-    ) -> None:
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        for statement in drop_tenant_policy_sql(self._table(app_label, from_state)):
-            schema_editor.execute(statement, params=None)
-
-    def describe(self) -> str:
-        return f"Enable tenant row-level security on {self.model_name}"
-
-    @property
-    def migration_name_fragment(self) -> str:
-        return f"rls_{self.model_name}"
 
 
 # --- setting the context -------------------------------------------------------------------
@@ -439,13 +292,18 @@ def runs_in_tenant_of(model: type[models.Model], arg: str) -> Callable[[F], F]:
     return decorator
 
 
-def organization_ids() -> list[uuid.UUID]:
+def organization_ids(*, using: str = "default") -> list[uuid.UUID]:
     """Every organization's id, for periodic work that then enters each one with
-    ``tenant_context`` (beat sweeps: due follow-ups, stale-case reminders)."""
+    ``tenant_context`` (beat sweeps: due follow-ups, stale-case reminders). On PostgreSQL
+    through ``app_organization_ids()``, which reveals ids only: no walls are lifted."""
     from accounts.models import Organization
 
-    with bypass_rls("list organizations for a sweep"):
-        return list(Organization.objects.order_by("pk").values_list("pk", flat=True))
+    if not enforced(using):
+        return list(Organization.objects.using(using).order_by("pk").values_list("pk", flat=True))
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT app_organization_ids()")
+        rows = cursor.fetchall()
+    return [r[0] if isinstance(r[0], uuid.UUID) else uuid.UUID(str(r[0])) for r in rows]
 
 
 @contextmanager

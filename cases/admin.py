@@ -1,12 +1,22 @@
-"""The admin shows every cases table. Cases, events and notice deliveries are written
-only by the engine, so the admin reads them and never adds, changes or deletes them."""
+"""The cases app in the Django admin, under the one policy of ``accounts.admin``.
+
+Cases, events, follow-ups, reminders and notice deliveries are written only by the engine,
+so the admin reads them. The notification settings go through the page's own service,
+``notifications.notification_settings_save``, with the page's form rules: the pending
+reminders follow a new cadence and the change is audited, whichever door it came through.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.http import HttpRequest
 
+from accounts.admin import ReadOnlyAdmin, ReadOnlyInline, adopt_saved
+from cases import notifications
+from cases.forms import NotificationSettingsForm
 from cases.models import (
     Case,
     CaseEvent,
@@ -17,27 +27,20 @@ from cases.models import (
     CaseReminder,
 )
 
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
+SETTINGS_FIELDS = (
+    "reminders_enabled",
+    "reminder_after_hours",
+    "reminder_count",
+    "whatsapp_enabled",
+    "whatsapp_phone",
+    "whatsapp_channel",
+)
 
 
-class CaseEventInline(admin.TabularInline):
+class CaseEventInline(ReadOnlyInline, admin.TabularInline):
     model = CaseEvent
-    extra = 0
     fields = ("created_at", "kind", "actor_kind", "actor_user", "human_action", "body")
     readonly_fields = fields
-    can_delete = False
-
-    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Case)
@@ -71,8 +74,40 @@ class CaseReminderAdmin(ReadOnlyAdmin):
     list_select_related = ["case"]
 
 
+class NotificationSettingsAdminForm(forms.ModelForm):
+    """The admin's form, checked by the page's own form (ranges, the team's number, an
+    active channel of the same organization, WhatsApp needing both)."""
+
+    class Meta:
+        model = CaseNotificationSettings
+        fields = ["organization", *SETTINGS_FIELDS]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        organization = data.get("organization")
+        org_id = organization.pk if organization else self.instance.organization_id
+        if org_id is None:
+            return data  # the organization field reports its own error
+        channel = data.get("whatsapp_channel")
+        page = NotificationSettingsForm(
+            {
+                **{f: data.get(f) for f in SETTINGS_FIELDS if f != "whatsapp_channel"},
+                "whatsapp_channel": channel.pk if channel else "",
+            },
+            organization_id=org_id,
+        )
+        if not page.is_valid():
+            for field, errors in page.errors.items():
+                self.add_error(field if field in self.fields else None, errors)
+        return data
+
+
 @admin.register(CaseNotificationSettings)
 class CaseNotificationSettingsAdmin(admin.ModelAdmin):
+    """One row per organization, written by ``notification_settings_save`` (the page's
+    service: it reschedules the pending reminders and writes the AuditLog row)."""
+
+    form = NotificationSettingsAdminForm
     list_display = [
         "organization",
         "reminders_enabled",
@@ -81,18 +116,27 @@ class CaseNotificationSettingsAdmin(admin.ModelAdmin):
         "whatsapp_enabled",
     ]
     list_select_related = ["organization"]
-    raw_id_fields = ["whatsapp_channel", "updated_by"]
+    raw_id_fields = ["whatsapp_channel"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ["organization"] if obj else []
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # no service deletes the row; the page edits it
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        saved = notifications.notification_settings_save(
+            organization_id=obj.organization_id,
+            actor=request.user,
+            **{f: form.cleaned_data[f] for f in SETTINGS_FIELDS if f in form.cleaned_data},
+        )
+        adopt_saved(obj, saved)
 
 
-class CaseNoticeAttemptInline(admin.TabularInline):
+class CaseNoticeAttemptInline(ReadOnlyInline, admin.TabularInline):
     model = CaseNoticeAttempt
-    extra = 0
     fields = ("number", "outcome", "error_code", "created_at")
     readonly_fields = fields
-    can_delete = False
-
-    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(CaseNotice)

@@ -14,3 +14,10 @@ class CasesConfig(AppConfig):
         # Opt-out, handoff and closed conversations cancel the cases' follow-ups (and,
         # on opt-out or close, the open cases themselves).
         register_cancel_pending(cancel_case_work)
+
+        # Registers this app's task names for ``dispatch.enqueue`` in web processes too.
+        # Workers train the promise detector when they start, not on their first send.
+        from cases import (
+            signals,  # noqa: F401
+            tasks,  # noqa: F401
+        )

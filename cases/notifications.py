@@ -32,6 +32,7 @@ from cases.models import (
     NoticeStatus,
 )
 from cases.selectors import notification_settings_for
+from cases.services import reminders_reschedule
 from conversation.channels import get_adapter
 from conversation.channels.base import SendError
 from conversation.outbox import channel_config
@@ -136,14 +137,7 @@ def _attempt(notice: CaseNotice, event: CaseEvent, now: Any) -> tuple[str, str, 
         return NoticeStatus.SKIPPED, "not_configured", "", False
     adapter = get_adapter(channel.provider)
     config = channel_config(channel)
-    template = next(
-        (
-            str(t.get("name"))
-            for t in channel.templates or []
-            if isinstance(t, dict) and t.get("purpose") == NOTICE_TEMPLATE_PURPOSE and t.get("name")
-        ),
-        "",
-    )
+    template = channel.template_for(NOTICE_TEMPLATE_PURPOSE)
     try:
         if template:
             result = adapter.send_template(
@@ -168,8 +162,6 @@ def notification_settings_save(
     *, organization_id: uuid.UUID, actor: Any, **fields: Any
 ) -> CaseNotificationSettings:
     """An admin changes how the team is told; pending reminders follow the new cadence."""
-    from cases import services
-
     allowed = {
         "reminders_enabled",
         "reminder_after_hours",
@@ -191,7 +183,7 @@ def notification_settings_save(
         cadence = {"reminders_enabled", "reminder_after_hours", "reminder_count"}
         rescheduled = 0
         if any(before[f] != fields[f] for f in cadence & set(fields)):
-            rescheduled = services.reminders_reschedule(organization_id=organization_id)
+            rescheduled = reminders_reschedule(organization_id=organization_id)
         audit_log_write(
             organization=organization_id,
             actor=actor,

@@ -19,7 +19,7 @@ from conversation.agents import (
     load_published_agent_config,
     load_published_agent_config_by_id,
 )
-from conversation.llm.offline import INTERNAL_MARKER, RELAY_MARKER
+from conversation.llm.protocol import INTERNAL_MARKER, RELAY_MARKER
 from conversation.models import Conversation
 
 RELAYED_ACTIONS = (HumanAction.RESOLVED, HumanAction.NEED_LEAD_INFO)

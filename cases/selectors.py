@@ -1,9 +1,12 @@
-"""Reads of the cases app: the inbox list, a case's detail, the organization's settings."""
+"""Reads of the cases app: the inbox list, a case's detail, the organization's settings,
+and what the services and the turns read before they act (the snapshot of a conversation,
+whether a lead has an open case, the due follow-ups)."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Count, F, QuerySet
@@ -14,12 +17,15 @@ from cases.models import (
     Case,
     CaseEvent,
     CaseEventKind,
+    CaseFollowUp,
     CaseNotice,
     CaseNotificationSettings,
     CaseReminder,
     CaseStatus,
+    FollowUpStatus,
     ReminderStatus,
 )
+from conversation.models import Conversation, Message
 
 # The inbox filters ("tabs"): a key → the statuses it shows.
 FILTERS: dict[str, tuple[str, ...]] = {
@@ -31,6 +37,8 @@ FILTERS: dict[str, tuple[str, ...]] = {
     "cancelados": (CaseStatus.CANCELLED,),
 }
 DEFAULT_FILTER = "abertos"
+SNAPSHOT_MESSAGES = 10
+FOLLOW_UP_TEMPLATE_PURPOSE = "follow_up"
 
 
 def notification_settings_for(organization_id: uuid.UUID | Any) -> CaseNotificationSettings:
@@ -158,3 +166,64 @@ def open_cases_of_conversation(conversation_id: uuid.UUID) -> list[Case]:
 
 def last_event_of_kind(case: Case, kind: CaseEventKind) -> CaseEvent | None:
     return CaseEvent.objects.filter(case=case, kind=kind).order_by("-created_at").first()
+
+
+# --- what the services and the turns read before they act --------------------------------
+
+
+def build_context_snapshot(conversation: Conversation, *, turn_id: Any = None) -> dict[str, Any]:
+    """What the team sees of the conversation when the case opened: from the real rows,
+    never from the model's input."""
+    rows = list(
+        Message.objects.filter(conversation=conversation)
+        .order_by("-created_at")
+        .only("sender_kind", "body", "created_at")[:SNAPSHOT_MESSAGES]
+    )
+    contact = conversation.contact
+    return {
+        "conversation_id": str(conversation.pk),
+        "channel_id": str(conversation.channel_id),
+        "contact": {"id": str(contact.pk), "name": contact.name, "phone": contact.phone},
+        "turn_id": str(turn_id) if turn_id else None,
+        "messages": [
+            {"from": m.sender_kind, "body": m.body[:1000], "at": m.created_at.isoformat()}
+            for m in reversed(rows)
+        ],
+    }
+
+
+def has_open_case_in_conversation(conversation: Conversation) -> bool:
+    """Whether this conversation has a case waiting (for the team or for the customer).
+
+    Only a case of the same conversation covers a promise (DESIGN §10.3): an open case of
+    the same customer on another channel or about another matter does not."""
+    return Case.objects.filter(
+        organization_id=conversation.organization_id,
+        conversation_id=conversation.pk,
+        status__in=OPEN_STATUSES,
+    ).exists()
+
+
+def is_group(conversation: Conversation) -> bool:
+    return conversation.contact.phone.endswith("@g.us")
+
+
+def due_follow_up_ids(organization_id: uuid.UUID, now: datetime, limit: int = 500) -> list[str]:
+    rows = CaseFollowUp.objects.filter(
+        organization_id=organization_id, status=FollowUpStatus.PENDING, due_at__lte=now
+    )
+    return [str(pk) for pk in rows.order_by("due_at").values_list("pk", flat=True)[:limit]]
+
+
+def follow_up_conversation_id(follow_up_id: str) -> uuid.UUID | None:
+    """The conversation of a still pending follow-up (the turn locks it), or None."""
+    return (
+        CaseFollowUp.objects.filter(pk=follow_up_id, status=FollowUpStatus.PENDING)
+        .values_list("conversation_id", flat=True)
+        .first()
+    )
+
+
+def follow_up_template(conversation: Conversation) -> str:
+    """The channel's approved template for follow-ups (``purpose == "follow_up"``)."""
+    return conversation.channel.template_for(FOLLOW_UP_TEMPLATE_PURPOSE)

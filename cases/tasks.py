@@ -1,6 +1,8 @@
-"""Thin Celery wrappers over the case services and the case turns: take ids, re-fetch,
-call one function. Each runs in the organization of its own row (``runs_in_tenant_of``);
-the beat sweeps list organizations first and then work inside each one."""
+"""Thin Celery wrappers over the case services: take ids, re-fetch, call one function.
+Each runs in the organization of its own row (``runs_in_tenant_of``); the beat sweeps
+list organizations first and then work inside each one. The two turns cases start
+(``cases.run_case_reply_turn``, ``cases.run_follow_up_turn``) live with the turn, in
+``conversation/tasks.py``."""
 
 from __future__ import annotations
 
@@ -12,38 +14,10 @@ from django.utils import timezone
 
 from accounts import rls
 from cases import notifications, services
-from cases.models import CaseEvent, CaseFollowUp
+from cases.models import CaseEvent
 from conversation.dispatch import enqueue
 
 log = logging.getLogger(__name__)
-
-
-@shared_task(
-    name="cases.run_case_reply_turn",
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=3,
-)
-@rls.runs_in_tenant_of(CaseEvent, "event_id")
-def run_case_reply_turn(event_id: str) -> str | None:
-    from conversation import turns  # the turn module imports this app
-
-    turn = turns.run_case_reply_turn(event_id)
-    return turn.outcome if turn else None
-
-
-@shared_task(
-    name="cases.run_follow_up_turn",
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=3,
-)
-@rls.runs_in_tenant_of(CaseFollowUp, "follow_up_id")
-def run_follow_up_turn(follow_up_id: str) -> str | None:
-    from conversation import turns
-
-    turn = turns.run_follow_up_turn(follow_up_id)
-    return turn.outcome if turn else None
 
 
 @shared_task(name="cases.fire_due_follow_ups")
@@ -54,7 +28,7 @@ def fire_due_follow_ups() -> int:
     for organization_id in rls.organization_ids():
         with rls.tenant_context(organization_id):
             for follow_up_id in services.due_follow_up_ids(organization_id, now):
-                enqueue(run_follow_up_turn, follow_up_id)
+                enqueue("cases.run_follow_up_turn", follow_up_id)
                 queued += 1
     return queued
 
@@ -76,5 +50,5 @@ def watch_stale_cases() -> int:
 def deliver_case_notice(event_id: str) -> str:
     outcome = notifications.notice_deliver(event_id)
     if outcome.retry_in:
-        enqueue(deliver_case_notice, event_id, countdown=outcome.retry_in)
+        enqueue("cases.deliver_case_notice", event_id, countdown=outcome.retry_in)
     return outcome.status

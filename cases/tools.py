@@ -19,7 +19,7 @@ from cases import selectors, services
 from cases.models import Case, CaseSource, CaseStatus
 from conversation.agents import AgentConfig
 from conversation.llm.base import ToolSpec
-from conversation.llm.offline import (
+from conversation.llm.protocol import (
     CASE_AWAITING_LEAD_MARKER,
     CASE_OPEN_MARKER,
     INTERNAL_MARKER,
@@ -41,7 +41,9 @@ class TurnState(Protocol):
     conversation: Conversation
     turn: Turn
     agent: AgentConfig | None
-    trace: dict[str, Any]
+    trace: dict[str, Any]  # telemetry only: nothing here decides on it
+    vetoes: list[str]  # the gate codes of this turn's vetoed texts
+    cases_opened: list[str]  # ids of the cases this turn opened
 
     def customer_text(self) -> str: ...
 
@@ -167,8 +169,7 @@ def case_notes(conversation: Conversation) -> list[str]:
 
 
 def open_human_case(ctx: TurnState, data: Mapping[str, Any]) -> ToolOutcome:
-    opened = ctx.trace.get("cases_opened", [])
-    if len(opened) >= MAX_CASES_PER_TURN:
+    if len(ctx.cases_opened) >= MAX_CASES_PER_TURN:
         return _error(
             "Você já abriu casos demais neste turno. Continue a conversa com o cliente "
             "sem abrir outro."
@@ -186,7 +187,7 @@ def open_human_case(ctx: TurnState, data: Mapping[str, Any]) -> ToolOutcome:
         )
     except services.CaseError as exc:
         return _error(exc.message)
-    ctx.trace.setdefault("cases_opened", []).append(str(case.pk))
+    ctx.cases_opened.append(str(case.pk))
     return ToolOutcome(
         json.dumps({"ok": True, "case_id": str(case.pk), "status": case.status})
         + " Caso aberto: a equipe vai responder por aqui. Continue atendendo o cliente; agora "

@@ -1,9 +1,27 @@
+"""The conversation app in the Django admin, under the one policy of ``accounts.admin``.
+
+Read-only: what the pipeline writes — conversations, messages, turns, the LLM ledger,
+handoffs, the runtime's action log — and agents with their versions and contacts (the
+agents pages and the handoff inbox are their write paths, with rules the admin would skip:
+immutable versions, silencing a conversation). Through the services: the knowledge base
+(``conversation.services``), channels added (``channel_create``), demo invoices
+(``demo_invoice_save``). Admin-only, audited: a channel's settings (no page edits them).
+"""
+
+from __future__ import annotations
+
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.utils.translation import gettext_lazy as _
 
-from accounts.services import audit_log_write
+from accounts.admin import AuditedAdmin, ReadOnlyAdmin, ReadOnlyInline, adopt_saved
+from conversation import privacy, services
 from conversation.models import (
     Agent,
     AgentVersion,
@@ -18,30 +36,82 @@ from conversation.models import (
     RuntimeAction,
     Turn,
 )
-from conversation.runtime_shell.invoices import InvoiceError, validate_invoice
+from conversation.runtime_adapters.invoices import InvoiceError, demo_invoice_save, validate_invoice
+
+
+class ChannelSessionForm(forms.ModelForm):
+    class Meta:
+        model = ChannelSession
+        # No secrets (token, webhook secret, verify token): never rendered back, not even
+        # masked (the change form would post them again). They are set on the channel pages
+        # (/canais/), which show a generated secret once, and stored encrypted.
+        fields = [
+            "organization",
+            "name",
+            "provider",
+            "external_id",
+            "phone_number",
+            "business_account_id",
+            "api_base_url",
+            "templates",
+            "agent",
+            "is_active",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        agent, organization = data.get("agent"), data.get("organization")
+        org_id = organization.pk if organization else self.instance.organization_id
+        # Superusers work with the walls lifted: the admin must not wire another
+        # organization's agent to this channel.
+        if agent is not None and agent.organization_id != org_id:
+            self.add_error("agent", "Escolha um agente da mesma organização do canal.")
+        return data
 
 
 @admin.register(ChannelSession)
-class ChannelSessionAdmin(admin.ModelAdmin):
+class ChannelSessionAdmin(AuditedAdmin):
+    """Added through ``channel_create`` (the simulator page's service: it mints the webhook
+    secret); settings changed here are audited (no page edits a channel)."""
+
+    form = ChannelSessionForm
     list_display = ["name", "organization", "provider", "is_active", "agent"]
     list_filter = ["provider", "is_active", "organization"]
     list_select_related = ["organization", "agent"]
     search_fields = ["name", "phone_number", "external_id"]
-    # Secrets are write-only in the admin list; the change form shows them masked.
-    exclude = ["api_token", "webhook_secret", "webhook_verify_token"]
+    raw_id_fields = ["agent"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ["organization"] if obj else []
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        fields = {
+            k: v
+            for k, v in form.cleaned_data.items()
+            if k not in {"organization", "name", "provider"}
+        }
+        saved = services.channel_create(
+            organization=obj.organization,
+            name=obj.name,
+            provider=obj.provider,
+            actor=request.user,
+            **fields,
+        )
+        adopt_saved(obj, saved)
 
 
-class AgentVersionInline(admin.TabularInline):
+class AgentVersionInline(ReadOnlyInline, admin.TabularInline):
     model = AgentVersion
-    extra = 0
     fields = ("number", "provider", "model", "cases_enabled", "runtime_profile", "created_at")
     readonly_fields = fields
-    can_delete = False
     show_change_link = True
 
 
 @admin.register(Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(ReadOnlyAdmin):
     list_display = ["name", "organization", "published_version"]
     list_select_related = ["organization", "published_version"]
     inlines = [AgentVersionInline]
@@ -49,31 +119,54 @@ class AgentAdmin(admin.ModelAdmin):
 
 
 @admin.register(AgentVersion)
-class AgentVersionAdmin(admin.ModelAdmin):
+class AgentVersionAdmin(ReadOnlyAdmin):
     list_display = ["agent", "number", "provider", "model", "cases_enabled", "runtime_profile"]
     list_select_related = ["agent"]
 
-    def get_readonly_fields(self, request, obj=None):  # immutable once saved
-        return [f.name for f in AgentVersion._meta.fields] if obj else []
-
 
 @admin.register(Contact)
-class ContactAdmin(admin.ModelAdmin):
+class ContactAdmin(ReadOnlyAdmin):
+    """Read-only, with one audited action: the LGPD erasure (``privacy.contact_erase``),
+    after a confirmation page."""
+
     list_display = ["phone", "name", "organization", "force_human", "opted_out_at"]
     list_filter = ["force_human", "organization"]
     search_fields = ["phone", "name"]
+    actions = ["erase_personal_data"]
+
+    @admin.action(description=_("Apagar dados pessoais (LGPD)"))
+    def erase_personal_data(self, request: HttpRequest, queryset: QuerySet[Contact]) -> Any:
+        if request.POST.get("confirm") != "yes":
+            context = {
+                **self.admin_site.each_context(request),
+                "title": _("Apagar dados pessoais"),
+                "contacts": queryset,
+                "action_checkbox_name": ACTION_CHECKBOX_NAME,
+                "opts": self.model._meta,
+            }
+            return TemplateResponse(
+                request, "admin/conversation/contact/erase_confirm.html", context
+            )
+        erased = 0
+        for contact in queryset:
+            privacy.contact_erase(contact=contact, actor=request.user)
+            erased += 1
+        self.message_user(
+            request,
+            _("Dados pessoais apagados de %(n)s contato(s).") % {"n": erased},
+            messages.SUCCESS,
+        )
+        return None
 
 
-class MessageInline(admin.TabularInline):
+class MessageInline(ReadOnlyInline, admin.TabularInline):
     model = Message
-    extra = 0
     fields = ("created_at", "direction", "sender_kind", "body", "status")
     readonly_fields = fields
-    can_delete = False
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(ReadOnlyAdmin):
     list_display = ["contact", "channel", "status", "active_agent", "last_message_at"]
     list_filter = ["status", "organization"]
     list_select_related = ["contact", "channel", "active_agent"]
@@ -81,21 +174,23 @@ class ConversationAdmin(admin.ModelAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "conversation", "direction", "sender_kind", "status"]
     list_filter = ["direction", "status", "sender_kind"]
     raw_id_fields = ["conversation", "turn"]
 
 
 @admin.register(Turn)
-class TurnAdmin(admin.ModelAdmin):
+class TurnAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "conversation", "trigger_kind", "outcome", "latency_ms"]
     list_filter = ["trigger_kind", "outcome", "status"]
     raw_id_fields = ["conversation"]
 
 
 @admin.register(LlmCall)
-class LlmCallAdmin(admin.ModelAdmin):
+class LlmCallAdmin(ReadOnlyAdmin):
+    """The cost ledger: what every model call cost, exactly as it happened."""
+
     list_display = [
         "created_at",
         "purpose",
@@ -110,7 +205,7 @@ class LlmCallAdmin(admin.ModelAdmin):
 
 
 @admin.register(Handoff)
-class HandoffAdmin(admin.ModelAdmin):
+class HandoffAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "conversation", "reason_code", "status"]
     list_filter = ["reason_code", "status"]
     raw_id_fields = ["conversation"]
@@ -118,11 +213,34 @@ class HandoffAdmin(admin.ModelAdmin):
 
 @admin.register(KnowledgeDocument)
 class KnowledgeDocumentAdmin(admin.ModelAdmin):
+    """Through the knowledge pages' services: ``knowledge_document_save`` / ``_delete``."""
+
     list_display = ["title", "organization", "is_active", "updated_at"]
     search_fields = ["title", "body"]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ["organization"] if obj else []
 
-# --- the conversation runtime's shell (conversation/runtime_shell) -------------------------
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        saved = services.knowledge_document_save(
+            organization=obj.organization,
+            actor=request.user,
+            title=obj.title,
+            body=obj.body,
+            is_active=obj.is_active,
+            document=obj if change else None,
+        )
+        adopt_saved(obj, saved)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        services.knowledge_document_delete(document=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for obj in queryset:
+            self.delete_model(request, obj)
+
+
+# --- the conversation runtime's adapters (conversation/runtime_adapters) ----------------------
 
 
 class DemoInvoiceForm(forms.ModelForm):
@@ -139,7 +257,8 @@ class DemoInvoiceForm(forms.ModelForm):
 
 @admin.register(DemoInvoice)
 class DemoInvoiceAdmin(admin.ModelAdmin):
-    """Demo invoices per contact (empty contact: the organization's default)."""
+    """Demo invoices per contact (empty contact: the organization's default), written
+    through ``demo_invoice_save`` like ``manage.py load_invoices``; no delete (no service)."""
 
     form = DemoInvoiceForm
     list_display = ["__str__", "organization", "contact", "updated_at"]
@@ -148,27 +267,27 @@ class DemoInvoiceAdmin(admin.ModelAdmin):
     raw_id_fields = ["contact"]
     search_fields = ["contact__phone"]
 
-    def save_model(self, request: Any, obj: DemoInvoice, form: Any, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        audit_log_write(
-            organization=obj.organization_id,
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Replacing keeps the row's owner: the service keys an invoice on (org, contact).
+        return ["organization", "contact"] if obj else []
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        saved = demo_invoice_save(
+            organization=obj.organization,
+            phone=obj.contact.phone if obj.contact_id else None,
+            detail=obj.detail,
             actor=request.user,
-            action="demo_invoice.replace" if change else "demo_invoice.create",
-            resource=obj,
-            diff={"contact_id": str(obj.contact_id) if obj.contact_id else None},
         )
+        adopt_saved(obj, saved)
 
 
 @admin.register(RuntimeAction)
-class RuntimeActionAdmin(admin.ModelAdmin):
-    """The runtime's action log: read-only (it records what a backend executed)."""
+class RuntimeActionAdmin(ReadOnlyAdmin):
+    """The runtime's action log: it records what a backend executed."""
 
     list_display = ["created_at", "conversation", "backend", "tool", "outcome", "sequence"]
     list_filter = ["backend", "tool", "outcome"]
     raw_id_fields = ["conversation", "turn"]
-
-    def has_add_permission(self, request: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False

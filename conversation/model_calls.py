@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
-from conversation.llm import AnthropicClient, OfflineModel
+from conversation.llm import build_client
 from conversation.llm.base import CallRecord, CallRecorder, ModelClient
 from conversation.models import LlmCall
 
@@ -74,12 +74,11 @@ def model_client(
 ) -> ModelClient:
     if _override is not None:
         return _override(recorder)
-    if provider == "offline" or not settings.ANTHROPIC_API_KEY:
-        return OfflineModel(recorder=recorder)
-    return AnthropicClient(
-        settings.ANTHROPIC_API_KEY,
+    return build_client(
+        provider_name(provider),
+        recorder,
+        api_key=settings.ANTHROPIC_API_KEY,
         base_url=settings.ANTHROPIC_BASE_URL,
-        recorder=recorder,
         max_retries=settings.ANTHROPIC_MAX_RETRIES if max_retries is None else max_retries,
         timeout_s=settings.ANTHROPIC_TIMEOUT_S,
     )

@@ -1,47 +1,50 @@
-"""Django admin for the routers app. Edits made here are audited like any other: the
-admin's save and delete write an AuditLog row, and member edits touch their router so
-the turn's members cache notices them."""
+"""The routers app in the Django admin, under the one policy of ``accounts.admin``.
+
+The routers pages and API are the write path of routers, members, labelled phrases and
+quality runs (their services validate members, keep one router per channel and touch the
+members cache), so the admin reads them. Deleting a router or a labelled phrase goes
+through the same services as the pages (``router_delete``, ``labelled_phrase_delete``),
+each with its AuditLog row. Decisions are telemetry: read-only.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
-from accounts.services import audit_log_write
+from accounts.admin import ReadOnlyAdmin, ReadOnlyInline
+from routers import services
 from routers.models import LabelledPhrase, QualityRun, Router, RouterDecision, RouterMember
 
 
-class AuditedAdmin(admin.ModelAdmin):
-    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        audit_log_write(
-            organization=obj.organization_id,
-            actor=request.user,
-            action=f"{obj._meta.model_name}.admin_{'update' if change else 'create'}",
-            resource=obj,
-            diff={"fields": list(form.changed_data)},
-        )
+class DeleteThroughServiceAdmin(ReadOnlyAdmin):
+    """Read-only, except deleting, which calls ``delete_through(request, obj)``."""
 
-    def delete_model(self, request: Any, obj: Any) -> None:
-        audit_log_write(
-            organization=obj.organization_id,
-            actor=request.user,
-            action=f"{obj._meta.model_name}.admin_delete",
-            resource=obj,
-        )
-        super().delete_model(request, obj)
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
+
+    def delete_through(self, request: HttpRequest, obj: Any) -> None:
+        raise NotImplementedError
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.delete_through(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for obj in queryset:
+            self.delete_through(request, obj)
 
 
-class RouterMemberInline(admin.TabularInline):
+class RouterMemberInline(ReadOnlyInline, admin.TabularInline):
     model = RouterMember
-    extra = 0
     fields = ("position", "intent_name", "agent", "intent_description", "examples")
-    raw_id_fields = ["agent"]
+    readonly_fields = fields
 
 
 @admin.register(Router)
-class RouterAdmin(AuditedAdmin):
+class RouterAdmin(DeleteThroughServiceAdmin):
     list_display = ["name", "organization", "channel", "is_active", "fallback_agent", "updated_at"]
     list_filter = ["is_active", "organization"]
     list_select_related = ["organization", "channel", "fallback_agent"]
@@ -49,25 +52,19 @@ class RouterAdmin(AuditedAdmin):
     raw_id_fields = ["channel", "fallback_agent", "created_by"]
     inlines = [RouterMemberInline]
 
-    def save_related(self, request: Any, form: Any, formsets: Any, change: bool) -> None:
-        super().save_related(request, form, formsets, change)
-        if any(fs.has_changed() for fs in formsets):
-            form.instance.save(update_fields=["updated_at"])  # members changed: new stamp
+    def delete_through(self, request: HttpRequest, obj: Any) -> None:
+        services.router_delete(router=obj, actor=request.user)
 
 
 @admin.register(RouterMember)
-class RouterMemberAdmin(AuditedAdmin):
+class RouterMemberAdmin(ReadOnlyAdmin):
     list_display = ["intent_name", "router", "agent", "position"]
     list_select_related = ["router", "agent"]
     raw_id_fields = ["router", "agent"]
 
-    def save_model(self, request: Any, obj: Any, form: Any, change: bool) -> None:
-        super().save_model(request, obj, form, change)
-        obj.router.save(update_fields=["updated_at"])
-
 
 @admin.register(RouterDecision)
-class RouterDecisionAdmin(admin.ModelAdmin):
+class RouterDecisionAdmin(ReadOnlyAdmin):
     list_display = [
         "created_at",
         "router",
@@ -81,26 +78,20 @@ class RouterDecisionAdmin(admin.ModelAdmin):
     list_select_related = ["router", "agent"]
     raw_id_fields = ["router", "conversation", "turn", "agent"]
 
-    def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:  # telemetry
-        return [f.name for f in RouterDecision._meta.fields]
-
-    def has_add_permission(self, request: Any) -> bool:
-        return False
-
 
 @admin.register(LabelledPhrase)
-class LabelledPhraseAdmin(AuditedAdmin):
+class LabelledPhraseAdmin(DeleteThroughServiceAdmin):
     list_display = ["text", "intent_name", "router", "created_at"]
     list_filter = ["router"]
     search_fields = ["text"]
     raw_id_fields = ["router", "created_by"]
 
+    def delete_through(self, request: HttpRequest, obj: Any) -> None:
+        services.labelled_phrase_delete(phrase=obj, actor=request.user)
+
 
 @admin.register(QualityRun)
-class QualityRunAdmin(admin.ModelAdmin):
+class QualityRunAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "router", "status", "processed", "total"]
     list_filter = ["status"]
     raw_id_fields = ["router", "created_by"]
-
-    def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
-        return [f.name for f in QualityRun._meta.fields]

@@ -1,4 +1,5 @@
-"""Loading a channel's active router for a turn (intent-router Task 2).
+"""Loading a router as the resolver sees it (intent-router Task 2): a channel's active
+router for a turn (``load_channel_routing``), or any router by its row (``load_router``).
 
 ``load_channel_routing`` costs one query per turn: the channel with its own agent, and
 its active router's row with a stamp of its members (latest ``updated_at`` and count) as
@@ -147,6 +148,8 @@ def _examples(raw: object) -> tuple[str, ...]:
 
 
 def load_members(router_id: uuid.UUID, organization_id: uuid.UUID) -> tuple[LoadedMember, ...]:
+    """The router's members by position, examples trimmed (the one member loader: turns,
+    the classification test and quality runs all read members through it)."""
     rows = (
         RouterMember.objects.filter(router_id=router_id, organization_id=organization_id)
         .order_by("position", "intent_name")
@@ -161,6 +164,18 @@ def load_members(router_id: uuid.UUID, organization_id: uuid.UUID) -> tuple[Load
             examples=_examples(examples),
         )
         for pk, agent_id, name, description, examples in rows
+    )
+
+
+def load_router(router: Router) -> LoadedRouter:
+    """A router as the resolver sees it, active or not (pages and API test it)."""
+    return LoadedRouter(
+        id=router.pk,
+        organization_id=router.organization_id,
+        name=router.name,
+        config=parse_router_config(router.config),
+        fallback_agent_id=router.fallback_agent_id,
+        members=load_members(router.pk, router.organization_id),
     )
 
 

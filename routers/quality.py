@@ -1,7 +1,7 @@
 """The routing quality loop, pure: score labelled phrases, build the confusion table, and
 search the thresholds that would have routed them best. No Django, no model calls: the
 run (``services.quality_run_execute``) classifies each phrase once and hands the
-verdicts here.
+verdicts here; ``quality_results`` is what the run stores.
 
 A phrase's expected intent may be ``none``: it should match no intent, so the router's
 abstention (the fallback agent, or the generic answer) is the right answer for it. Any
@@ -236,6 +236,41 @@ def confusion_table(
         if confusion.get(e)
     ]
     return {"labels": labels, "rows": rows}
+
+
+def quality_results(
+    verdicts: Sequence[PhraseVerdict],
+    current: Thresholds,
+    intent_names: Sequence[str],
+    *,
+    has_llm: bool,
+) -> dict[str, Any]:
+    """A finished run's stored results (``QualityRun.results``): the score at the router's
+    current thresholds, the confusion table, the misses and the suggested thresholds."""
+    evaluation = evaluate(verdicts, current, has_llm=has_llm)
+    suggestion = suggest_thresholds(verdicts, current, has_llm=has_llm)
+    return {
+        "has_llm": has_llm,
+        "total": evaluation.total,
+        "correct": evaluation.correct,
+        "accuracy": round(evaluation.accuracy, 4),
+        "llm_share": round(evaluation.llm_share, 4),
+        "thresholds": {
+            "min_confidence": current.min_confidence,
+            "local_accept_threshold": current.local_accept_threshold,
+        },
+        "confusion": confusion_table(evaluation.confusion, intent_names),
+        "errors": list(evaluation.errors[:MAX_ERRORS_SHOWN]),
+        "error_count": len(evaluation.errors),
+        "suggestion": {
+            "min_confidence": suggestion.thresholds.min_confidence,
+            "local_accept_threshold": suggestion.thresholds.local_accept_threshold,
+            "accuracy": round(suggestion.evaluation.accuracy, 4),
+            "correct": suggestion.evaluation.correct,
+            "changed": suggestion.changed,
+            "explanation": suggestion.explanation,
+        },
+    }
 
 
 @dataclass(frozen=True)

@@ -1,43 +1,44 @@
 """Promise guardrail of human cases (specs/human-cases.md §6): pure Python, no Django.
 
 ``detect_human_promise`` finds, deterministically, a pt-BR promise that someone other than the
-AI will act for the customer; ``run_gates`` is the before-send chain that turns it into
-allow / veto (teaching error) / allow after auto-opening a case.
+AI will act for the customer; ``run_guard_chain`` runs the stages of ``GUARD_CHAIN`` that turn
+it into allow / veto (teaching error) / allow after auto-opening a case. The turn's before-send
+gate that feeds it from the database is ``cases.promise_gate``.
 """
 
 from __future__ import annotations
 
-from .gates import (
+from .chain import (
     AUTOFALLBACK_SOURCE,
-    BEFORE_SEND_GATES,
     CASE_PROMISE_TEACHING_EN,
     CASE_PROMISE_TEACHING_PT,
     CASE_PROMISE_WITHOUT_CASE,
-    GATE_CHAIN_VERSION,
-    Gate,
-    GateContext,
-    GateVerdict,
+    GUARD_CHAIN,
+    GUARD_CHAIN_VERSION,
+    GuardContext,
+    GuardStage,
+    GuardVerdict,
     VerdictKind,
-    case_promise_gate,
-    run_gates,
+    case_promise_stage,
+    run_guard_chain,
 )
 from .promise import PROMISE_DETECTOR_VERSION, RULE_IDS, PromiseMatch, detect_human_promise
 
 __all__ = [
     "AUTOFALLBACK_SOURCE",
-    "BEFORE_SEND_GATES",
     "CASE_PROMISE_TEACHING_EN",
     "CASE_PROMISE_TEACHING_PT",
     "CASE_PROMISE_WITHOUT_CASE",
-    "GATE_CHAIN_VERSION",
+    "GUARD_CHAIN",
+    "GUARD_CHAIN_VERSION",
     "PROMISE_DETECTOR_VERSION",
     "RULE_IDS",
-    "Gate",
-    "GateContext",
-    "GateVerdict",
+    "GuardContext",
+    "GuardStage",
+    "GuardVerdict",
     "PromiseMatch",
     "VerdictKind",
-    "case_promise_gate",
+    "case_promise_stage",
     "detect_human_promise",
-    "run_gates",
+    "run_guard_chain",
 ]

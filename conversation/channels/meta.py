@@ -24,34 +24,25 @@ from typing import Any
 import httpx
 
 from conversation.channels._parsing import (
-    UNSUPPORTED_PLACEHOLDER,
     constant_time_equal,
     dig,
     get_header,
     load_json_object,
-    optional_list,
-    optional_object,
     optional_str,
-    parse_epoch,
-    placeholder,
-    require_object,
     require_secret,
-    require_str,
 )
 from conversation.channels.base import (
     ChannelConfig,
-    InboundMessage,
-    OutboundStatus,
     OutsideServiceWindow,
     ParsedWebhook,
     Provider,
     SendError,
     SendResult,
     SignatureError,
-    StatusUpdate,
     WebhookError,
     service_window_open,
 )
+from conversation.channels.meta_inbound import InboundBatch
 from conversation.channels.transport import (
     classify_status,
     fallback_message_id,
@@ -81,19 +72,11 @@ _RETRYABLE_CODES = frozenset(
 _RATE_LIMIT_CODES = frozenset({4, 80007, 130429, 131056})
 _AUTH_CODES = frozenset({0, 10, 190, 200})
 
-_STATUS_MAP: Mapping[str, OutboundStatus] = {
-    "sent": "sent",
-    "delivered": "delivered",
-    "read": "read",
-    "played": "read",  # voice note played: it was read
-    "failed": "failed",
-}
-_MEDIA_KINDS = frozenset({"image", "video", "document", "audio", "sticker"})
-
 
 class MetaAdapter:
     provider: Provider = "meta"
     enforces_service_window: bool = True
+    addresses_channel: bool = True  # value.metadata.phone_number_id
 
     # -- inbound -------------------------------------------------------------------------
 
@@ -119,26 +102,17 @@ class MetaAdapter:
         entries = data.get("entry")
         if not isinstance(entries, list):
             raise WebhookError("entry must be a list", code="invalid_payload")
-        messages: list[InboundMessage] = []
-        statuses: list[StatusUpdate] = []
-        for entry in entries:
-            for change in optional_list(
-                require_object(entry, "entry[]").get("changes"), "entry[].changes"
-            ):
-                change = require_object(change, "entry[].changes[]")
-                if change.get("field", "messages") != "messages":
-                    continue
-                value = optional_object(change.get("value"), "changes[].value")
-                names = _contact_names(value)
-                for raw in optional_list(value.get("messages"), "value.messages"):
-                    message = _parse_message(require_object(raw, "value.messages[]"), names)
-                    if message:
-                        messages.append(message)
-                for raw in optional_list(value.get("statuses"), "value.statuses"):
-                    status = _parse_status(require_object(raw, "value.statuses[]"))
-                    if status:
-                        statuses.append(status)
-        return ParsedWebhook(messages=tuple(messages), statuses=tuple(statuses))
+        # Each entry, change, message and status is parsed on its own: a malformed one is
+        # rejected and the others of the same delivery are still stored. Meta redelivers a
+        # body as a whole, so a poison event must never block the good ones next to it.
+        batch = InboundBatch()
+        for index, entry in enumerate(entries):
+            batch.entry(entry, f"entry[{index}]")
+        return ParsedWebhook(
+            messages=tuple(batch.messages),
+            statuses=tuple(batch.statuses),
+            rejected=tuple(batch.rejected),
+        )
 
     # -- outbound ------------------------------------------------------------------------
 
@@ -237,114 +211,6 @@ def verify_subscription(query: Mapping[str, str], *, verify_token: str) -> str:
     if not challenge:
         raise WebhookError("hub.challenge is missing", code="missing_challenge")
     return challenge
-
-
-# -- parsing helpers ---------------------------------------------------------------------
-
-
-def _contact_names(value: dict[str, Any]) -> dict[str, str]:
-    names: dict[str, str] = {}
-    for contact in optional_list(value.get("contacts"), "value.contacts"):
-        wa_id, name = dig(contact, "wa_id"), optional_str(dig(contact, "profile", "name"))
-        if isinstance(wa_id, str) and name:
-            names[wa_id] = name[:200]
-    return names
-
-
-def _parse_message(raw: dict[str, Any], names: Mapping[str, str]) -> InboundMessage | None:
-    message_id = require_str(raw.get("id"), "messages[].id", code="missing_id")
-    if raw.get("type") == "system":
-        # WhatsApp's own notice (e.g. "customer changed number"), not something they wrote.
-        logger.info("meta system message ignored", extra={"provider_message_id": message_id})
-        return None
-    sender = require_str(raw.get("from"), "messages[].from", code="missing_sender").lstrip("+")
-    kind, body, reply_to = _content(raw)
-    context_id = dig(raw, "context", "id")
-    if reply_to is None and isinstance(context_id, str) and context_id:
-        reply_to = context_id
-    return InboundMessage(
-        provider_message_id=message_id,
-        from_phone=sender,
-        body=body,
-        timestamp=parse_epoch(raw.get("timestamp"), "messages[].timestamp"),
-        from_name=names.get(sender, ""),
-        kind=kind,
-        reply_to=reply_to,
-    )
-
-
-def _content(raw: dict[str, Any]) -> tuple[str, str, str | None]:
-    """(kind, body, reply_to override) for one Cloud API message."""
-    kind = optional_str(raw.get("type")) or "unsupported"
-    value = raw.get(kind)
-    detail: dict[str, Any] = value if isinstance(value, dict) else {}
-    if kind == "text":
-        text = optional_str(dig(raw, "text", "body"))
-        return "text", text or UNSUPPORTED_PLACEHOLDER, None
-    if kind in _MEDIA_KINDS:
-        return kind, optional_str(detail.get("caption")) or placeholder(kind), None
-    if kind == "interactive":
-        reply_type = optional_str(detail.get("type"))
-        title = optional_str(dig(detail, reply_type, "title")) or optional_str(
-            dig(detail, reply_type, "body")
-        )
-        return "interactive", title or placeholder("interactive"), None
-    if kind == "button":
-        return "button", optional_str(detail.get("text")) or placeholder("button"), None
-    if kind == "location":
-        return "location", _location_text(detail), None
-    if kind == "contacts":
-        people = [
-            optional_str(dig(c, "name", "formatted_name"))
-            for c in optional_list(raw.get("contacts"), "messages[].contacts")
-        ]
-        label = ", ".join(p for p in people if p)
-        return "contacts", f"{placeholder('contacts')} {label}".strip(), None
-    if kind == "reaction":
-        target = dig(detail, "message_id")
-        emoji = optional_str(detail.get("emoji"))
-        body = f"{placeholder('reaction')} {emoji}".strip() if emoji else "[reação removida]"
-        return "reaction", body, target if isinstance(target, str) and target else None
-    if kind == "order":
-        note = optional_str(detail.get("text"))
-        return "order", f"{placeholder('order')} {note}".strip(), None
-    return kind, UNSUPPORTED_PLACEHOLDER, None
-
-
-def _location_text(location: dict[str, Any]) -> str:
-    label = ", ".join(p for p in (optional_str(location.get(k)) for k in ("name", "address")) if p)
-    if not label:
-        lat, lng = location.get("latitude"), location.get("longitude")
-        if isinstance(lat, int | float | str) and isinstance(lng, int | float | str):
-            label = f"{lat}, {lng}"
-    return f"{placeholder('location')} {label}".strip()
-
-
-def _parse_status(raw: dict[str, Any]) -> StatusUpdate | None:
-    message_id = require_str(raw.get("id"), "statuses[].id", code="missing_id")
-    status = _STATUS_MAP.get(optional_str(raw.get("status")).lower())
-    if status is None:
-        return None  # e.g. "deleted"/"warning": nothing an outbound row tracks
-    errors = optional_list(raw.get("errors"), "statuses[].errors")
-    return StatusUpdate(
-        provider_message_id=message_id,
-        status=status,
-        timestamp=parse_epoch(raw.get("timestamp"), "statuses[].timestamp"),
-        error=_describe_error(errors[0]) if errors else "",
-    )
-
-
-def _describe_error(error: object) -> str:
-    if not isinstance(error, dict):
-        return "unknown error"
-    code = error.get("code")
-    title = optional_str(error.get("title")) or optional_str(error.get("message"))
-    details = optional_str(dig(error, "error_data", "details"))
-    text = " - ".join(p for p in (title, details) if p) or "unknown error"
-    return (f"{code}: {text}" if isinstance(code, int | str) else text)[:500]
-
-
-# -- outbound error mapping --------------------------------------------------------------
 
 
 def _recipient(to: str) -> str:

@@ -23,7 +23,7 @@ per-example IDF, half nearest example: 0.760. Words only: 0.690; nearest example
 3-6 and 4-5) and IDF over labels: 0.787. Words and word pairs add ~1.5 points over
 n-grams alone.
 
-Pure stdlib; imports nothing of the project.
+Pure: the stdlib and the shared text fold (``conversation.text.fold``); no Django.
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ import json
 import math
 import re
 import threading
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from types import MappingProxyType
+
+from conversation.text import fold
 
 # WhatsApp spellings and abbreviations -> the standard word (keys are already accent-free
 # and lowercase, so "ñ" and "tô" arrive here as "n" and "to").
@@ -132,9 +133,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def normalize(text: str) -> str:
     """Accent-free, casefolded, de-stretched text with WhatsApp spellings expanded."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    plain = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    plain = _STRETCH.sub(r"\1", plain)
+    plain = _STRETCH.sub(r"\1", fold(text))
     return " ".join(ABBREVIATIONS.get(w, w) for w in _WORD.findall(plain))
 
 

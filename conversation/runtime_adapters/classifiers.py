@@ -2,7 +2,7 @@
 
 ``LlmIntentClassifier`` forces ``classificar_intencao`` with ``INTENT_CLASSIFICATION_SCHEMA``;
 ``LlmItemMatcher`` forces ``escolher_itens`` with the invoice's candidates as an enum. Both
-go through the model seam (``ai.model_client`` with the turn's Ledger, so each call is an
+go through the model seam (``model_calls.model_client`` with the turn's Ledger, so each call is an
 LlmCall row with purpose ``conversation_intent_classifier`` / ``conversation_item_matcher``)
 and still parse tolerantly: a tool input outside the schema, or JSON in plain text, is read
 or refused here. Any failure raises the runtime's own error type, which it turns into its

@@ -32,7 +32,7 @@ def _wordset(words: str) -> frozenset[str]:
 
 
 # Below this calibrated confidence the message is "unknown" (measured on the examples'
-# paraphrases in tests/runtime_shell/test_offline_classifier.py).
+# paraphrases in tests/runtime_adapters/test_offline_classifier.py).
 MIN_CONFIDENCE = 0.30
 
 # Folded word -> the verb the classifier reports (the composer maps some to scripts).

@@ -11,9 +11,9 @@ from django.test import Client
 
 from cases import services
 from cases.models import Case
-from conversation import ai
+from conversation import model_calls
 from conversation.llm import ScriptedModel
-from conversation.llm.base import ModelResponse, TextBlock, ToolUseBlock
+from conversation.llm.base import LlmError, ModelRequest, ModelResponse, TextBlock, ToolUseBlock
 from conversation.models import AgentVersion, Conversation, Message
 from tests import factories
 from tests.conftest import simulator_post
@@ -112,16 +112,58 @@ def end(text: str = "") -> ModelResponse:
 class Script:
     """A scripted model installed for every model call while the block runs."""
 
-    def __init__(self, responses: Iterable[ModelResponse]) -> None:
+    def __init__(
+        self,
+        responses: Iterable[ModelResponse],
+        promise_check: Callable[[ModelRequest], ModelResponse | LlmError] | None = None,
+    ) -> None:
         self.model = ScriptedModel(list(responses))
+        # The send gate's model check (uncertain band only) is answered apart, so it never
+        # takes a scripted orchestrator step: by ``promise_check``, else "a promise" (what a
+        # failing check counts as, too).
+        self.promise_check = promise_check or (lambda _request: promise_check_answer(True))
+        self.checks: list[ModelRequest] = []
 
     def __enter__(self) -> ScriptedModel:
-        self._cm = ai.use_model_client(self._factory)
+        self._cm = model_calls.use_model_client(self._factory)
         self._cm.__enter__()
         return self.model
 
     def __exit__(self, *exc: Any) -> None:
         self._cm.__exit__(*exc)
 
-    def _factory(self, recorder: Callable[..., Any]) -> ScriptedModel:
-        return self.model
+    def _factory(self, recorder: Callable[..., Any]) -> Any:
+        return _ByPurpose(self, recorder)
+
+
+class _ByPurpose:
+    """The scripted orchestrator, with the promise check answered by the script's oracle."""
+
+    name = "scripted"
+
+    def __init__(self, script: Script, recorder: Callable[..., Any]) -> None:
+        self.script, self.recorder = script, recorder
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        if request.purpose != "promise_check":
+            return self.script.model.complete(request)
+        self.script.checks.append(request)
+        answer = self.script.promise_check(request)
+        checker = ScriptedModel([answer], recorder=self.recorder)
+        return checker.complete(request)
+
+
+def promise_check_answer(promise: bool) -> ModelResponse:
+    """The forced ``classify_promise`` call of a model that says ``promise``."""
+    who = "team_or_person" if promise else "nobody"
+    return ModelResponse(
+        content=(
+            ToolUseBlock(
+                id="toolu_check",
+                name="classify_promise",
+                input={"promise": promise, "who_acts": who},
+            ),
+        ),
+        stop_reason="tool_use",
+        model="scripted",
+    )

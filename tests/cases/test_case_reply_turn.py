@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from cases import reentry, services, tasks
-from cases.models import CaseEvent, CaseStatus
-from conversation import turns
+from cases import reentry, services
+from cases.models import Case, CaseEvent, CaseStatus
+from conversation import tasks, turns
 from conversation.models import Message, Turn
 from tests.cases.conftest import Script, end, open_case, outbound_bodies, tool
 
@@ -158,9 +158,11 @@ def test_need_lead_info_block_tells_the_model_to_call_provide_case_update(
     assert asked.metadata["sent"] is False  # the model sent nothing: the timeline says so
 
 
-def test_a_relay_that_mentions_the_team_is_not_vetoed(
+def test_a_relay_of_a_resolved_case_that_promises_more_opens_a_case_of_its_own(
     conversation, cases_world, django_capture_on_commit_callbacks
 ):
+    """DESIGN §10.3: only an open case of the conversation covers a promise; the resolved
+    case no longer does, so the team's promise gets a case at once (no veto, no loss)."""
     case = open_case(conversation)
     answer(
         case,
@@ -173,4 +175,11 @@ def test_a_relay_that_mentions_the_team_is_not_vetoed(
     assert outbound_bodies(conversation)[-1].endswith(
         "Nossa equipe vai te ligar amanhã para confirmar."
     )
-    assert "vetoes" not in Turn.objects.get(trigger_kind="case_reply").trace
+    trace = Turn.objects.get(trigger_kind="case_reply").trace
+    assert "vetoes" not in trace
+    fallback = Case.objects.get(pk=trace["case_autofallback"])
+    assert (fallback.conversation_id, fallback.source, fallback.status) == (
+        conversation.pk,
+        "guardrail_autofallback",
+        "awaiting_human",
+    )

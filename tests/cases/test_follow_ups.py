@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from cases import services, tasks
 from cases.models import Case, CaseEvent, CaseFollowUp, CaseStatus
+from conversation import tasks as turn_tasks
 from conversation import turns
 from conversation.models import Conversation, Message, Turn
 from tests.cases.conftest import open_case
@@ -157,8 +158,8 @@ def test_follow_ups_are_cancelled_when_the_case_moves_on(waiting, cases_world, h
 
 def test_a_redelivered_follow_up_task_never_sends_twice(waiting):
     follow_up = pending(waiting)
-    tasks.run_follow_up_turn.apply(args=[str(follow_up.pk)])
-    tasks.run_follow_up_turn.apply(args=[str(follow_up.pk)])
+    turn_tasks.run_follow_up_turn.apply(args=[str(follow_up.pk)])
+    turn_tasks.run_follow_up_turn.apply(args=[str(follow_up.pk)])
 
     assert Turn.objects.filter(trigger_key=str(follow_up.pk)).count() == 1
     assert Message.objects.filter(direction="outbound", sender_kind="system").count() == 1

@@ -11,11 +11,12 @@ from django.db import DatabaseError, transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cases import gates
-from cases.guardrail import GATE_CHAIN_VERSION, detect_human_promise
+from cases import promise_gate
+from cases.guardrail import GUARD_CHAIN_VERSION, detect_human_promise
 from cases.models import Case
 from conversation import turns
-from conversation.models import Message, Turn
+from conversation.models import Handoff, Message, Turn
+from conversation.turns.guards import HANDOFF_NOTICE
 from tests import factories
 from tests.cases.conftest import PHONE, Script, enable_cases, end, open_case, say, tool
 
@@ -35,13 +36,25 @@ def ai_sent() -> list[str]:
     )
 
 
-def test_guardrail_is_off_when_cases_are_disabled(world, django_capture_on_commit_callbacks):
-    with Script([tool("send_message", {"text": PROMISE}), end()]):
+def test_a_promise_with_cases_off_is_replaced_by_the_handoff(
+    world, django_capture_on_commit_callbacks
+):
+    """DESIGN §10.3: with cases off the promise never goes; the turn hands off instead."""
+    enable_cases(world.agent_a, enabled=False)
+    with Script([tool("send_message", {"text": PROMISE}), end()]) as model:
         say(world.channel_a, "oi", "off-1", django_capture_on_commit_callbacks)
 
-    assert ai_sent() == [PROMISE]
+    assert ai_sent() == []
     assert not Case.objects.exists()
-    assert "vetoes" not in Turn.objects.get().trace
+    sent = Message.objects.get(direction="outbound")
+    assert (sent.sender_kind, sent.body) == ("system", HANDOFF_NOTICE)
+    handoff = Handoff.objects.get()
+    assert (handoff.reason_code, handoff.status) == ("unbacked_promise", "open")
+    turn = Turn.objects.get()
+    assert turn.outcome == "handoff"
+    assert turn.trace["vetoes"] == ["unbacked_promise"]
+    assert turn.trace["handoff"] == "unbacked_promise"
+    assert model.remaining == 1  # the tool result ended the loop: no second model step
 
 
 def test_a_veto_is_recorded_in_the_trace_as_codes_only(
@@ -57,7 +70,7 @@ def test_a_veto_is_recorded_in_the_trace_as_codes_only(
 
     trace = Turn.objects.get().trace
     assert trace["vetoes"] == ["case_promise_without_case"]
-    assert trace["gate_chain"] == GATE_CHAIN_VERSION
+    assert trace["gate_chain"] == GUARD_CHAIN_VERSION
     assert trace["promise_rules"] and all(" " not in r for r in trace["promise_rules"])
     assert PROMISE not in str(trace) and "Ana" not in str(trace)
     assert ai_sent() == []  # one veto and the model gave up: nothing promised, nothing sent
@@ -98,16 +111,18 @@ def test_no_autofallback_when_the_lead_already_has_an_open_case(
     assert ai_sent() == [PROMISE]
 
 
-def test_an_open_case_of_the_lead_on_another_channel_also_covers_the_promise(
+def test_an_open_case_of_the_lead_on_another_channel_does_not_cover_the_promise(
     cases_world, django_capture_on_commit_callbacks
 ):
+    """DESIGN §10.3: only an open case of the same conversation covers a promise."""
     other = factories.make_channel(cases_world.org_a, agent=cases_world.agent_a)
-    open_case(factories.make_conversation(other, phone=PHONE))
+    elsewhere = open_case(factories.make_conversation(other, phone=PHONE))
     with Script([tool("send_message", {"text": PROMISE}), end()]):
         say(cases_world.channel_a, "novidades?", "dd-2", django_capture_on_commit_callbacks)
 
-    assert Case.objects.count() == 1
-    assert ai_sent() == [PROMISE]
+    assert ai_sent() == []
+    assert Case.objects.get() == elsewhere
+    assert Turn.objects.get().trace["vetoes"] == ["case_promise_without_case"]
 
 
 def test_when_the_autofallback_cannot_open_a_case_the_promise_is_not_sent(
@@ -116,7 +131,7 @@ def test_when_the_autofallback_cannot_open_a_case_the_promise_is_not_sent(
     def broken(**kwargs: Any) -> Case:
         raise DatabaseError("disk full")
 
-    monkeypatch.setattr(gates.services, "case_open", broken)
+    monkeypatch.setattr(promise_gate.services, "case_open", broken)
     with Script(
         [tool("send_message", {"text": PROMISE}), tool("send_message", {"text": PROMISE}, 1), end()]
     ) as model:

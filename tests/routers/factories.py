@@ -103,7 +103,7 @@ def text_answer(text: str) -> ModelResponse:
 
 
 class ClassifierScript:
-    """``ai.use_model_client`` factory: ``intent_router`` calls answer from one shared
+    """``model_calls.use_model_client`` factory: ``intent_router`` calls answer from one shared
     script; every other purpose (the orchestrator) gets the offline model."""
 
     def __init__(self, items: Iterable[ModelResponse | LlmError]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from conversation import ai
+from conversation import model_calls
 from conversation.llm.base import LlmTimeout
 from conversation.models import AgentVersion, LlmCall, Message, Turn
 from routers.models import RouterDecision
@@ -153,7 +153,7 @@ def test_confident_local_verdict_needs_no_llm_even_when_the_model_is_not_enabled
 
 def test_timeout_goes_to_the_fallback(routed, django_capture_on_commit_callbacks):
     script = ClassifierScript([LlmTimeout("slow")])
-    with ai.use_model_client(script):
+    with model_calls.use_model_client(script):
         turn = say(routed["channel"], UNSURE, django_capture_on_commit_callbacks)
     assert turn.outcome == "replied" and answered_by(turn) == "Reserva"
     decision = RouterDecision.objects.get()
@@ -167,7 +167,7 @@ def test_failure_without_fallback_answers_generic_and_the_turn_completes(
 ):
     routed["router"].fallback_agent = None
     routed["router"].save()
-    with ai.use_model_client(ClassifierScript([LlmTimeout("slow")])):
+    with model_calls.use_model_client(ClassifierScript([LlmTimeout("slow")])):
         turn = say(routed["channel"], UNSURE, django_capture_on_commit_callbacks)
     assert turn.status == "done" and turn.outcome == "replied"
     assert turn.agent_version_id is None  # the generic assistant
@@ -177,7 +177,9 @@ def test_failure_without_fallback_answers_generic_and_the_turn_completes(
 def test_sticky_conversation_survives_a_classifier_failure(
     routed, django_capture_on_commit_callbacks
 ):
-    with ai.use_model_client(ClassifierScript([verdict("vendas", 0.9), LlmTimeout("slow")])):
+    with model_calls.use_model_client(
+        ClassifierScript([verdict("vendas", 0.9), LlmTimeout("slow")])
+    ):
         first = say(routed["channel"], UNSURE, django_capture_on_commit_callbacks, "m-1")
         second = say(
             routed["channel"],

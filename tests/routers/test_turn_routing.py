@@ -17,7 +17,7 @@ from conversation import turns
 from conversation.models import AgentVersion, Conversation, LlmCall, Message, Turn
 from routers import services
 from routers.models import RouterDecision
-from routers.turn import route_turn
+from routers.turn_routing import route_turn
 from tests import factories
 from tests.conftest import simulator_post
 from tests.routers.factories import SUPORTE, VENDAS, make_router
@@ -84,7 +84,7 @@ def route_queries(monkeypatch):
         )
         return result
 
-    monkeypatch.setattr(turns, "route_turn", measured)
+    monkeypatch.setattr(turns.pipeline, "route_turn", measured)
     return captured
 
 

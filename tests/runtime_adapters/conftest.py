@@ -14,7 +14,7 @@ from django.test import Client
 
 from accounts.models import Organization
 from conversation.models import Agent, ChannelSession, Message
-from conversation.runtime_shell.invoices import demo_invoice_save
+from conversation.runtime_adapters.invoices import demo_invoice_save
 from tests import factories
 from tests.conftest import simulator_post
 from tests.fakes import anthropic_bodies as bodies
@@ -92,7 +92,7 @@ def customer(desk: InvoiceDesk, django_capture_on_commit_callbacks: Any) -> Cust
 
 
 def recorded(name: str) -> dict[str, Any]:
-    folder = "runtime_shell" if name.startswith("response_tool_use_intent") else "anthropic"
+    folder = "runtime_adapters" if name.startswith("response_tool_use_intent") else "anthropic"
     return bodies.recorded(name, folder)
 
 

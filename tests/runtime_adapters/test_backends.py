@@ -9,7 +9,7 @@ import pytest
 
 from conversation.models import RuntimeAction
 from conversation.runtime import DemoBackend
-from conversation.runtime_shell.backends import DryRunBackend, KnowledgeSearch, RecordingBackend
+from conversation.runtime_adapters.backends import DryRunBackend, KnowledgeSearch, RecordingBackend
 from tests import factories
 
 from .conftest import load_invoice

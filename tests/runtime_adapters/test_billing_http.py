@@ -16,8 +16,8 @@ from django.core.exceptions import ImproperlyConfigured
 from conversation.models import RuntimeAction, Turn
 from conversation.runtime.action_executor import classify_outcome
 from conversation.runtime.state import ToolOutcome
-from conversation.runtime_shell.backends import KnowledgeSearch
-from conversation.runtime_shell.billing_http import (
+from conversation.runtime_adapters.backends import KnowledgeSearch
+from conversation.runtime_adapters.billing_http import (
     BillingConfig,
     BillingError,
     HttpBillingBackend,

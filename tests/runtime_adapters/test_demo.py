@@ -20,7 +20,7 @@ from conversation.models import (
     KnowledgeDocument,
     RuntimeAction,
 )
-from conversation.runtime_shell.demo import (
+from conversation.runtime_adapters.demo import (
     AGENT_NAME,
     CHANNEL_NAME,
     DEMO_CUSTOMER_PHONE,

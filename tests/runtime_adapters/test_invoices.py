@@ -13,7 +13,7 @@ from django.test import Client
 
 from accounts.models import AuditLog
 from conversation.models import Contact, DemoInvoice
-from conversation.runtime_shell.invoices import (
+from conversation.runtime_adapters.invoices import (
     InvoiceError,
     contact_invoice,
     demo_invoice_save,

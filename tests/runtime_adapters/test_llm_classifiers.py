@@ -19,7 +19,7 @@ from conversation.runtime.intent_extractor import (
 )
 from conversation.runtime.item_matcher import ItemMatcherError
 from conversation.runtime.state import ToolKind
-from conversation.runtime_shell.classifiers import (
+from conversation.runtime_adapters.classifiers import (
     INTENT_PURPOSE,
     INTENT_TOOL,
     MATCHER_PURPOSE,

@@ -12,7 +12,7 @@ from conversation.runtime.intent_extractor import (
     IntentClassifierContext,
     IntentExtractor,
 )
-from conversation.runtime_shell.offline import (
+from conversation.runtime_adapters.offline import (
     OfflineIntentClassifier,
     action_verbs,
     mentioned_items,

@@ -9,7 +9,7 @@ import pytest
 from conversation.runtime import ConversationState, serialize_state
 from conversation.runtime.mutations import on_finalization_emitted
 from conversation.runtime.state import ConversationStatus
-from conversation.runtime_shell.store import ConversationFieldStore
+from conversation.runtime_adapters.store import ConversationFieldStore
 from tests import factories
 
 

@@ -10,9 +10,9 @@ from django.test.utils import CaptureQueriesContext
 
 from conversation import turns
 from conversation.models import Conversation, LlmCall, Message, RuntimeAction, Turn
-from conversation.runtime_shell.demo import DEMO_CUSTOMER_PHONE
-from conversation.runtime_shell.invoices import demo_invoice_save
-from conversation.runtime_shell.step import script_catalog
+from conversation.runtime_adapters.demo import DEMO_CUSTOMER_PHONE
+from conversation.runtime_adapters.invoices import demo_invoice_save
+from conversation.turns.runtime_step import script_catalog
 
 from .conftest import Customer, load_invoice, make_desk
 
@@ -220,7 +220,7 @@ def test_a_vetoed_runtime_reply_goes_to_the_orchestrator_without_advancing_the_s
         return "não prometa" if text.startswith("Entendi que você deseja") else None
 
     veto_confirmations.code = "test_veto"  # type: ignore[attr-defined]
-    monkeypatch.setattr(turns, "BEFORE_SEND_GATES", [veto_confirmations])
+    monkeypatch.setattr(turns.tools, "BEFORE_SEND_GATES", [veto_confirmations])
     (answer,) = customer.say("quero cancelar o VOD e o HBO Max")
     assert answer.body != CONFIRMATION
     turn = last_turn()
@@ -247,8 +247,10 @@ def test_the_trace_never_holds_the_customers_text(desk, customer):
         # runtime state · conversation last_message_at · finish turn
         ("quero cancelar o VOD e o HBO Max", 11),
         # ... the same, plus the contact's earlier cancellations (read before cancelling)
-        # and the action log (one INSERT for both actions)
-        ("sim", 13),
+        # and the action log (one INSERT for both actions), and the consent check: the
+        # latest message before this turn, to see whether a turn the runtime did not run
+        # came between its question and this yes (DESIGN §10.1)
+        ("sim", 14),
     ],
 )
 def test_a_runtime_turn_stays_within_its_query_budget(desk, customer, text, budget):
@@ -278,7 +280,7 @@ def test_a_runtime_turn_stays_within_its_query_budget(desk, customer, text, budg
 
 
 def test_a_runtime_crash_is_logged_and_the_orchestrator_answers(desk, customer, monkeypatch):
-    from conversation.runtime_shell import step
+    from conversation.turns import runtime_step as step
 
     def broken(**kwargs):
         raise RuntimeError("bug")

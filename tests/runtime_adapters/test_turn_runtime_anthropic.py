@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from conversation.models import Conversation, LlmCall, Message, Turn
-from conversation.runtime_shell.classifiers import INTENT_TOOL, MATCHER_TOOL
-from conversation.runtime_shell.step import DIRECTIVE_HEADER, NOTE_HEADER
+from conversation.runtime_adapters.classifiers import INTENT_TOOL, MATCHER_TOOL
+from conversation.turns.runtime_step import DIRECTIVE_HEADER, NOTE_HEADER
 from tests.fakes.anthropic_server import Reply
 
 from .conftest import Customer, end_turn_response, recorded, tool_use_response

@@ -42,6 +42,7 @@ KWARG_MODELS = {
     "phrase_id": "routers.LabelledPhrase",
     "run_id": "routers.QualityRun",
     "case_id": "cases.Case",
+    "message_id": "conversation.Message",
 }
 
 Build = Callable[[TenantData, str], dict[str, Any]]
@@ -74,6 +75,10 @@ def _simulator_send(data: TenantData, tag: str) -> dict[str, Any]:
 
 def _channel_of(data: TenantData, tag: str) -> dict[str, Any]:
     return {"name": "Novo canal", "agent": str(_row(data, tag, "conversation.Agent").pk)}
+
+
+def _channel_assign(data: TenantData, tag: str) -> dict[str, Any]:
+    return {"answered_by": f"agent:{_row(data, tag, 'conversation.Agent').pk}"}
 
 
 def _router_api_create(data: TenantData, tag: str) -> dict[str, Any]:
@@ -141,6 +146,9 @@ ROUTES: dict[str, Rule] = {
     # accounts
     "accounts:login": Rule({"GET": PUBLIC, "POST": PUBLIC}),
     "accounts:logout": Rule({"POST": ANY}),
+    # health probes: no login, no data
+    "health-live": Rule({"GET": PUBLIC}),
+    "health-ready": Rule({"GET": PUBLIC}),
     "accounts:switch_organization": Rule({"POST": ANY}, body=_switch, names_objects_in_body=True),
     # API schema and docs (served locally, to any logged-in user)
     "api-schema": Rule({"GET": ANY}),
@@ -149,6 +157,7 @@ ROUTES: dict[str, Rule] = {
     "conversation:conversations": Rule({"GET": V}),
     "conversation:conversation_detail": Rule({"GET": V}),
     "conversation:conversation_take_over": Rule({"POST": AG}),
+    "conversation:message_resend": Rule({"POST": AG}),
     "conversation:handoffs": Rule({"GET": V}),
     "conversation:handoff_badge": Rule({"GET": V}),
     "conversation:handoff_detail": Rule({"GET": V}),
@@ -160,6 +169,17 @@ ROUTES: dict[str, Rule] = {
     "conversation:agent_create": Rule({"GET": AD, "POST": AD}),
     "conversation:agent_detail": Rule({"GET": V, "POST": AD}),
     "conversation:agent_version_publish": Rule({"POST": AD}),
+    # channels: admin configures (DESIGN §6)
+    "conversation:channels": Rule({"GET": AD}),
+    "conversation:channel_connect_waha": Rule({"GET": AD, "POST": AD}),
+    "conversation:channel_connect_meta": Rule({"GET": AD, "POST": AD}),
+    "conversation:channel_detail": Rule({"GET": AD, "POST": AD}),
+    "conversation:channel_test": Rule({"POST": AD}),
+    "conversation:channel_set_active": Rule({"POST": AD}),
+    "conversation:channel_new_secret": Rule({"POST": AD}),
+    "conversation:channel_assign": Rule(
+        {"POST": AD}, body=_channel_assign, names_objects_in_body=True
+    ),
     # knowledge: manager edits
     "conversation:knowledge": Rule({"GET": V}),
     "conversation:knowledge_create": Rule({"GET": MG, "POST": MG}),

@@ -1,15 +1,19 @@
 """Every mutation of the product leaves an AuditLog row — actor (or a system actor kind),
 organization, action and request id — found by walking the services.
 
-Every public function of every ``<app>/services.py`` (plus the handoff service module) is
-called with organization A's rows, resolved from its parameter names and annotations;
-one that writes no audit row fails, unless ``EXEMPT`` says why it needs none.
+Every public function of every ``<app>/services.py`` — or of every module of an
+``<app>/services/`` package, named by the package path callers use
+(``cases.services.case_open``) — plus the handoff service module, is called with
+organization A's rows, resolved from its parameter names and annotations; one that writes
+no audit row fails, unless ``EXEMPT`` says why it needs none. Reads belong in the
+selectors, so they are not walked.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,24 +28,17 @@ from accounts.models import AuditLog
 from tests.security.tenant_data import TenantData, build_world
 
 ROOT = Path(__file__).resolve().parents[2]
-EXTRA_MODULES = ["conversation.handoff"]  # the handoff inbox's services live there
+# The handoff inbox's services, and the LGPD erasure and retention.
+EXTRA_MODULES = ["conversation.handoff", "conversation.privacy"]
 
 # Functions that mutate nothing (or only bookkeeping that is not an action), and why.
 EXEMPT = {
     "accounts.services.mask_secrets": "pure helper",
     "cases.services.next_status": "pure state machine",
-    "cases.services.build_context_snapshot": "read-only",
-    "cases.services.has_open_case_for_lead": "read-only",
     "cases.services.escalation_briefing": "pure text",
-    "cases.services.due_follow_up_ids": "read-only (a sweep's query)",
-    "cases.services.follow_up_conversation_id": "read-only",
     "cases.services.follow_up_delay": "configuration",
     "cases.services.follow_up_max_attempts": "configuration",
-    "cases.services.follow_up_template": "read-only",
     "cases.services.follow_up_text": "pure text",
-    "cases.services.is_group": "pure predicate",
-    "routers.services.loaded_router": "read-only",
-    "routers.services.quality_results": "pure computation",
     "routers.services.router_classify_test": "a test classification: stores nothing (Task 6)",
     "conversation.handoff.build_briefing": "pure text",
     "conversation.handoff.handoff_touch": "inbound-message bookkeeping; the message is the record",
@@ -49,21 +46,38 @@ EXEMPT = {
 
 
 def _service_modules() -> list[str]:
+    apps_dirs = sorted(p.parent for p in ROOT.glob("*/apps.py"))
     names = [
-        f"{path.parent.name}.services"
-        for path in sorted(ROOT.glob("*/services.py"))
-        if (path.parent / "apps.py").exists()
+        f"{d.name}.services"
+        for d in apps_dirs
+        if (d / "services.py").exists() or (d / "services" / "__init__.py").exists()
     ]
     return names + EXTRA_MODULES
+
+
+def _defining_modules(module_name: str) -> list[str]:
+    """The module itself, or every public module of a services package."""
+    module = importlib.import_module(module_name)
+    if not hasattr(module, "__path__"):
+        return [module_name]
+    return [
+        f"{module_name}.{info.name}"
+        for info in pkgutil.iter_modules(module.__path__)
+        if not info.name.startswith("_")
+    ]
 
 
 def _functions() -> list[tuple[str, Callable[..., Any]]]:
     found = []
     for module_name in _service_modules():
-        module = importlib.import_module(module_name)
-        for name, fn in inspect.getmembers(module, inspect.isfunction):
-            if fn.__module__ == module_name and not name.startswith("_"):
-                found.append((f"{module_name}.{name}", fn))
+        public = importlib.import_module(module_name)
+        for defining in _defining_modules(module_name):
+            module = importlib.import_module(defining)
+            for name, fn in inspect.getmembers(module, inspect.isfunction):
+                if fn.__module__ == defining and not name.startswith("_"):
+                    # Named as callers reach it; the package must re-export it.
+                    assert getattr(public, name, None) is fn, f"{module_name} lacks {name}"
+                    found.append((f"{module_name}.{name}", fn))
     return found
 
 
@@ -165,9 +179,30 @@ def _new_version(d: TenantData) -> dict[str, Any]:
     return {"agent": agent, "version": version}
 
 
+def _inactive_channel(d: TenantData) -> dict[str, Any]:
+    channel = d.row("A", "conversation.ChannelSession")
+    type(channel).objects.filter(pk=channel.pk).update(is_active=False)
+    channel.refresh_from_db()
+    return {"channel": channel}
+
+
+def _retention_due(d: TenantData) -> dict[str, Any]:
+    from datetime import timedelta
+
+    organization = d.org("A")
+    type(organization).objects.filter(pk=organization.pk).update(message_retention_days=1)
+    organization.refresh_from_db()
+    message = d.row("A", "conversation.Message")
+    old = timezone.now() - timedelta(days=3)
+    type(message).objects.filter(pk=message.pk).update(created_at=old, status="received")
+    return {"organization": organization}
+
+
 # Arguments a function needs beyond what its names say (or a state to act on).
 SETUP: dict[str, Callable[[TenantData], dict[str, Any]]] = {
     "conversation.services.agent_publish": _new_version,
+    "conversation.services.channel_set_active": _inactive_channel,
+    "conversation.privacy.retention_apply": _retention_due,
     "routers.services.router_create": _free_channel,
     "routers.services.router_save": _members,
     "routers.services.router_members_replace": _members,

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cryptography.fernet import Fernet
 from django.conf import settings
 from django.test import Client
 
@@ -151,8 +152,8 @@ def _deploy_env(**extra: str) -> dict[str, str]:
         DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
         DJANGO_ALLOWED_HOSTS="retaguarda.example.com",
         DJANGO_SETTINGS_MODULE="config.settings",
-        **extra,
     )
+    env.update({"FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(), **extra})
     return env
 
 
@@ -179,6 +180,12 @@ def test_check_deploy_flags_postgresql_without_the_application_role():
     result = _check_deploy(env)
     assert result.returncode != 0
     assert "accounts.W001" in result.stdout + result.stderr
+
+
+def test_check_deploy_refuses_production_without_its_own_encryption_keys():
+    result = _check_deploy(_deploy_env(FIELD_ENCRYPTION_KEYS=""))
+    assert result.returncode != 0
+    assert "accounts.E010" in result.stdout + result.stderr
 
 
 def test_production_cookies_are_secure_host_only_and_http_only():

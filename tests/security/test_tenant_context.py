@@ -120,7 +120,7 @@ def test_an_in_process_task_without_its_own_context_finds_nothing(
 
     assert Conversation.objects.count() >= 2  # the fixtures' session lifts the walls
     with django_capture_on_commit_callbacks(execute=True):
-        dispatch.enqueue(count_conversations)
+        dispatch.enqueue("tests.security.count_conversations")
     assert found == [0]
     assert _settings()[1] == "on"  # restored for the fixtures after the task
 

@@ -97,7 +97,9 @@ def test_a_waha_event_naming_another_organization_is_stored_in_the_urls_channel(
     org_b, channel_b = tenants.org("B"), _channel(tenants, "B", "waha")
     message = json.loads((FIXTURES / "waha" / "composed_message_any_gows_lid.json").read_text())
     message.update(organization_id=str(org_b.pk), channel_id=str(channel_b.pk))
-    message["session"] = channel_b.external_id or "sessao-b"
+    # The session must be the URL channel's own (a session naming another number is refused:
+    # tests/channels/test_webhook_payloads.py); the ids naming B are what is under test here.
+    message["session"] = channel_a.external_id
     before_b = _counts(org_b)
     response = _waha(channel_a, json.dumps(message).encode())
     assert response.status_code == 200, response.content
@@ -107,7 +109,7 @@ def test_a_waha_event_naming_another_organization_is_stored_in_the_urls_channel(
     assert (stored.organization_id, stored.channel_id) == (tenants.org("A").pk, channel_a.pk)
 
 
-def test_a_meta_payload_carrying_another_channels_number_is_stored_in_the_urls_channel(
+def test_a_meta_payload_carrying_another_channels_number_is_refused_and_stores_nothing(
     tenants,
 ):
     channel_a = _channel(tenants, "A", "meta")
@@ -116,14 +118,11 @@ def test_a_meta_payload_carrying_another_channels_number_is_stored_in_the_urls_c
     body = json.loads((FIXTURES / "meta" / "pywa_fixture_updates_message.json").read_text())
     body = body["text"]
     body["entry"][0]["changes"][0]["value"]["metadata"]["phone_number_id"] = "109876543210"
-    before_b = _counts(tenants.org("B"))
+    before = _counts(tenants.org("A")), _counts(tenants.org("B"))
     response = _meta(channel_a, json.dumps(body).encode())
-    assert response.status_code == 200, response.content
-    assert _counts(tenants.org("B")) == before_b
-    assert (
-        Message.objects.filter(channel=channel_a).exclude(organization=tenants.org("A")).count()
-        == 0
-    )
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "wrong_channel"
+    assert (_counts(tenants.org("A")), _counts(tenants.org("B"))) == before
 
 
 def test_another_organizations_channel_does_not_accept_this_ones_secret(tenants):
@@ -178,6 +177,8 @@ def test_secrets_are_compared_in_constant_time(tenants, monkeypatch, provider):
 def test_a_replayed_signed_event_is_stored_once(tenants):
     channel = _channel(tenants, "A", "meta")
     fixture = json.loads((FIXTURES / "meta" / "pywa_fixture_updates_message.json").read_text())
+    number = fixture["text"]["entry"][0]["changes"][0]["value"]["metadata"]["phone_number_id"]
+    ChannelSession.objects.filter(pk=channel.pk).update(external_id=number)
     body = json.dumps(fixture["text"]).encode()
     before = Message.objects.filter(channel=channel).count()
     first, second = _meta(channel, body), _meta(channel, body)

@@ -23,7 +23,7 @@ from django.utils import timezone
 from conversation.agents import load_published_agent_config, load_published_agent_config_by_id
 from conversation.llm.base import CallRecorder
 from conversation.models import ChannelSession, Conversation, Turn
-from routers.classifier import classify_message
+from routers.cascade_runner import classify_message
 from routers.loaders import ChannelRouting, LoadedRouter, load_channel_routing
 from routers.models import RouterDecision
 from routers.resolver import (

@@ -1,4 +1,4 @@
-"""The before-send gate chain (human-cases §6): the fail-safe table and its invariant."""
+"""The promise guardrail's chain (human-cases §6): the fail-safe table and its invariant."""
 
 from __future__ import annotations
 
@@ -12,18 +12,18 @@ from hypothesis import strategies as st
 
 from cases.guardrail import (
     AUTOFALLBACK_SOURCE,
-    BEFORE_SEND_GATES,
     CASE_PROMISE_TEACHING_EN,
     CASE_PROMISE_TEACHING_PT,
     CASE_PROMISE_WITHOUT_CASE,
-    GATE_CHAIN_VERSION,
+    GUARD_CHAIN,
+    GUARD_CHAIN_VERSION,
     PROMISE_DETECTOR_VERSION,
-    GateContext,
-    GateVerdict,
+    GuardContext,
+    GuardVerdict,
     VerdictKind,
-    case_promise_gate,
+    case_promise_stage,
     detect_human_promise,
-    run_gates,
+    run_guard_chain,
 )
 
 PROMISES = [
@@ -47,8 +47,8 @@ def ctx(
     opened_now: bool = False,
     vetoes: int = 0,
     enabled: bool = True,
-) -> GateContext:
-    return GateContext(
+) -> GuardContext:
+    return GuardContext(
         body=body,
         has_open_case_for_lead=open_case,
         case_opened_this_turn=opened_now,
@@ -68,7 +68,7 @@ def test_bodies_used_here_are_classified_as_intended() -> None:
 def expected_kind(
     *, enabled: bool, open_case: bool, opened_now: bool, vetoes: int, promise: bool
 ) -> VerdictKind:
-    """§6 written out as a table (see the docstring of cases.guardrail.gates)."""
+    """§6 written out as a table (see the docstring of cases.guardrail.chain)."""
     if not enabled or open_case or opened_now or not promise:
         return VerdictKind.ALLOW
     return VerdictKind.VETO if vetoes == 0 else VerdictKind.ALLOW_WITH_AUTOFALLBACK
@@ -90,7 +90,7 @@ def test_fail_safe_table_row(
     enabled: bool, open_case: bool, opened_now: bool, vetoes: int, promise: bool
 ) -> None:
     body = PROMISES[vetoes % len(PROMISES)] if promise else NON_PROMISES[vetoes]
-    verdict = run_gates(
+    verdict = run_guard_chain(
         ctx(body, open_case=open_case, opened_now=opened_now, vetoes=vetoes, enabled=enabled)
     )
     assert verdict.kind is expected_kind(
@@ -99,12 +99,12 @@ def test_fail_safe_table_row(
 
 
 def test_first_promise_without_case_is_vetoed_with_the_teaching_error() -> None:
-    verdict = run_gates(ctx("Vou verificar com a equipe e te retorno."))
+    verdict = run_guard_chain(ctx("Vou verificar com a equipe e te retorno."))
 
     assert verdict.kind is VerdictKind.VETO
     assert not verdict.sends
     assert verdict.code == CASE_PROMISE_WITHOUT_CASE == "case_promise_without_case"
-    assert verdict.gate == "case_promise_gate"
+    assert verdict.stage == "case_promise_stage"
     assert verdict.error_message == CASE_PROMISE_TEACHING_PT
     assert verdict.promise is not None and verdict.promise.rule_id == "check_with_human"
 
@@ -118,7 +118,7 @@ def test_teaching_error_names_the_tool_and_both_ways_out() -> None:
 
 
 def test_second_promise_in_the_turn_goes_out_after_auto_opening_a_case() -> None:
-    verdict = run_gates(ctx("Vou verificar com a equipe e te retorno.", vetoes=1))
+    verdict = run_guard_chain(ctx("Vou verificar com a equipe e te retorno.", vetoes=1))
 
     assert verdict.kind is VerdictKind.ALLOW_WITH_AUTOFALLBACK
     assert verdict.sends
@@ -129,23 +129,26 @@ def test_second_promise_in_the_turn_goes_out_after_auto_opening_a_case() -> None
 
 
 def test_promise_with_a_case_already_open_for_the_lead_is_allowed_without_a_new_case() -> None:
-    verdict = run_gates(ctx("Vou verificar com a equipe.", open_case=True, vetoes=1))
-    assert verdict == GateVerdict(VerdictKind.ALLOW)
+    verdict = run_guard_chain(ctx("Vou verificar com a equipe.", open_case=True, vetoes=1))
+    assert verdict == GuardVerdict(VerdictKind.ALLOW)
 
 
 def test_promise_after_opening_a_case_in_the_same_turn_is_allowed() -> None:
-    assert run_gates(ctx("Vou verificar com a equipe.", opened_now=True)).kind is VerdictKind.ALLOW
+    assert (
+        run_guard_chain(ctx("Vou verificar com a equipe.", opened_now=True)).kind
+        is VerdictKind.ALLOW
+    )
 
 
-def test_gate_is_off_when_cases_are_disabled_for_the_agent() -> None:
+def test_stage_is_off_when_cases_are_disabled_for_the_agent() -> None:
     # §5.3: with cases_enabled off there are no case tools to call, so no veto either.
-    verdict = run_gates(ctx("Vou verificar com a equipe.", enabled=False, vetoes=5))
+    verdict = run_guard_chain(ctx("Vou verificar com a equipe.", enabled=False, vetoes=5))
     assert verdict.kind is VerdictKind.ALLOW and verdict.promise is None
 
 
 def test_plain_allow_carries_no_code_nor_message() -> None:
-    verdict = run_gates(ctx("Estou à disposição!"))
-    assert (verdict.kind, verdict.code, verdict.error_message, verdict.gate) == (
+    verdict = run_guard_chain(ctx("Estou à disposição!"))
+    assert (verdict.kind, verdict.code, verdict.error_message, verdict.stage) == (
         VerdictKind.ALLOW,
         None,
         None,
@@ -156,43 +159,48 @@ def test_plain_allow_carries_no_code_nor_message() -> None:
 # --- the chain ------------------------------------------------------------------------------
 
 
-def veto_gate(ctx: GateContext) -> GateVerdict:
-    return GateVerdict(VerdictKind.VETO, gate="veto_gate", code="other_reason")
+def veto_stage(ctx: GuardContext) -> GuardVerdict:
+    return GuardVerdict(VerdictKind.VETO, stage="veto_stage", code="other_reason")
 
 
-def fallback_gate(ctx: GateContext) -> GateVerdict:
-    return GateVerdict(VerdictKind.ALLOW_WITH_AUTOFALLBACK, gate="fallback_gate", code="x")
+def fallback_stage(ctx: GuardContext) -> GuardVerdict:
+    return GuardVerdict(VerdictKind.ALLOW_WITH_AUTOFALLBACK, stage="fallback_stage", code="x")
 
 
-def allow_gate(ctx: GateContext) -> GateVerdict:
-    return GateVerdict(VerdictKind.ALLOW)
+def allow_stage(ctx: GuardContext) -> GuardVerdict:
+    return GuardVerdict(VerdictKind.ALLOW)
 
 
-def test_chain_contains_the_case_promise_gate() -> None:
-    assert case_promise_gate in BEFORE_SEND_GATES
+def test_chain_contains_the_case_promise_stage() -> None:
+    assert case_promise_stage in GUARD_CHAIN
 
 
 def test_first_veto_in_the_chain_wins() -> None:
     promise = ctx("Vou verificar com a equipe.")
-    assert run_gates(promise, [veto_gate, case_promise_gate]).code == "other_reason"
-    assert run_gates(promise, [case_promise_gate, veto_gate]).code == CASE_PROMISE_WITHOUT_CASE
+    assert run_guard_chain(promise, [veto_stage, case_promise_stage]).code == "other_reason"
+    assert (
+        run_guard_chain(promise, [case_promise_stage, veto_stage]).code == CASE_PROMISE_WITHOUT_CASE
+    )
 
 
 def test_later_veto_beats_an_earlier_auto_fallback() -> None:
     # A message that will not be sent must not cause a case to be auto-opened.
-    assert run_gates(ctx("oi"), [fallback_gate, veto_gate]).gate == "veto_gate"
+    assert run_guard_chain(ctx("oi"), [fallback_stage, veto_stage]).stage == "veto_stage"
 
 
-def test_auto_fallback_survives_gates_that_allow() -> None:
-    assert run_gates(ctx("oi"), [allow_gate, fallback_gate, allow_gate]).gate == "fallback_gate"
+def test_auto_fallback_survives_stages_that_allow() -> None:
+    assert (
+        run_guard_chain(ctx("oi"), [allow_stage, fallback_stage, allow_stage]).stage
+        == "fallback_stage"
+    )
 
 
 def test_empty_chain_allows() -> None:
-    assert run_gates(ctx("Vou verificar com a equipe."), []).kind is VerdictKind.ALLOW
+    assert run_guard_chain(ctx("Vou verificar com a equipe."), []).kind is VerdictKind.ALLOW
 
 
 def test_chain_version_changes_with_the_detector_version() -> None:
-    assert PROMISE_DETECTOR_VERSION in GATE_CHAIN_VERSION
+    assert PROMISE_DETECTOR_VERSION in GUARD_CHAIN_VERSION
 
 
 def test_context_rejects_a_negative_veto_counter() -> None:
@@ -204,7 +212,7 @@ def test_context_and_verdict_are_immutable() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         ctx("oi").body = "outra"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
-        run_gates(ctx("oi")).kind = VerdictKind.VETO  # type: ignore[misc]
+        run_guard_chain(ctx("oi")).kind = VerdictKind.VETO  # type: ignore[misc]
 
 
 # --- the invariant over whole conversations --------------------------------------------------
@@ -231,8 +239,8 @@ class Simulation:
     max_vetoes_in_a_turn: int = 0
 
     def send(self, body: str) -> bool:
-        verdict = run_gates(
-            GateContext(
+        verdict = run_guard_chain(
+            GuardContext(
                 body=body,
                 has_open_case_for_lead=self.case_open,
                 case_opened_this_turn=self.opened_this_turn,

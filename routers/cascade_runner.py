@@ -1,8 +1,10 @@
-"""Running a router's classification: its local classifier, then its LLM when unsure.
+"""Running a stored router's classification in the product: the pure cascade of
+``routers.classification`` (its local classifier, then its LLM when unsure) with the LLM
+client this workspace and organization allow.
 
 The local classifier is trained once per distinct set of intents (the fingerprint cache
 of ``get_or_train``), so a router is retrained only when its members change. The LLM
-stage goes through the model seam (``ai.model_client``) with purpose ``intent_router``
+stage goes through the model seam (``model_calls.model_client``) with purpose ``intent_router``
 and the router's ``classifier_model``; every call lands in the ``LlmCall`` ledger through
 the recorder given here. With no API key the workspace is offline and the local verdict
 decides alone.
@@ -15,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 
-from conversation import ai
+from conversation import model_calls
 from conversation.llm.base import (
     CallRecorder,
     LlmInvalidRequest,
@@ -62,14 +64,14 @@ def classifier_client(
     recorder: CallRecorder, *, model: str, org_settings: object
 ) -> ModelClient | None:
     """The LLM for the cascade's second stage, or None when the workspace is offline."""
-    if ai.provider_name() == "offline":
+    if model_calls.provider_name() == "offline":
         return None
     allowed = enabled_models(org_settings)
     if allowed is not None and model not in allowed:
         return _DisabledModel(model)
     # A routing decision has a safe fallback: fail over to it rather than wait on the
     # SDK's full retry budget while the customer waits.
-    return ai.model_client(
+    return model_calls.model_client(
         recorder,
         max_retries=min(settings.ANTHROPIC_MAX_RETRIES, settings.ROUTER_LLM_MAX_RETRIES),
     )

@@ -1,10 +1,11 @@
-"""One turn of the conversation runtime, as the turn pipeline runs it.
+"""One turn of the conversation runtime (``conversation/runtime``), as the turn runs it.
 
-``runtime_step`` builds the runtime for the turn's agent (classifiers, backend, state
-store), calls ``try_handle`` and returns a ``RuntimeStep``: the decision trace (ids and
-codes only), the reply to send when the runtime answered, and the note for the
-orchestrator when it did not. The turn sends the reply through its guarded send path,
-then calls ``commit`` so the state and the action log are written only for what happened.
+``runtime_step`` builds the runtime for the turn's agent from its adapters
+(``conversation/runtime_adapters``: classifiers, backend, state store), calls
+``try_handle`` and returns a ``RuntimeStep``: the decision trace (ids and codes only), the
+reply to send when the runtime answered, and the note for the orchestrator when it did
+not. The pipeline sends the reply through ``tools.send_through_gates``, then calls
+``commit`` so the state and the action log are written only for what happened.
 
 Modes (``AgentVersion.runtime_mode``):
 
@@ -24,13 +25,14 @@ import functools
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
-from conversation import ai
+from conversation import model_calls
 from conversation.agents import AgentConfig
 from conversation.llm.base import ChatMessage, TextBlock
 from conversation.models import (
@@ -39,7 +41,9 @@ from conversation.models import (
     Message,
     RuntimeMode,
     RuntimeProfile,
+    SenderKind,
     Turn,
+    TurnOutcome,
 )
 from conversation.runtime import (
     Channel,
@@ -51,21 +55,30 @@ from conversation.runtime import (
     ToolBackend,
     build_runtime,
 )
+from conversation.runtime.consent import awaits_answer, note_unseen_turn
 from conversation.runtime.intent_extractor import HISTORY_WINDOW
 from conversation.runtime.script_catalog import ScriptCatalog
-
-from .backends import (
+from conversation.runtime_adapters.backends import (
     DemoInvoiceBackend,
     DryRunBackend,
     KnowledgeSearch,
     RecordingBackend,
     cancelled_by_contact,
 )
-from .billing_http import BillingError, HttpBillingBackend, billing_config
-from .classifiers import LlmIntentClassifier, LlmItemMatcher
-from .invoices import InvoiceError, contact_invoice, primary_msisdn, validate_invoice
-from .offline import OfflineIntentClassifier
-from .store import ConversationFieldStore
+from conversation.runtime_adapters.billing_http import (
+    BillingError,
+    HttpBillingBackend,
+    billing_config,
+)
+from conversation.runtime_adapters.classifiers import LlmIntentClassifier, LlmItemMatcher
+from conversation.runtime_adapters.invoices import (
+    InvoiceError,
+    contact_invoice,
+    primary_msisdn,
+    validate_invoice,
+)
+from conversation.runtime_adapters.offline import OfflineIntentClassifier
+from conversation.runtime_adapters.store import ConversationFieldStore
 
 log = logging.getLogger(__name__)
 
@@ -88,14 +101,19 @@ class RuntimeStep:
     reply: RuntimeReply | None = None
     # Appended to the customer's message for the orchestrator's call (never stored).
     orchestrator_note: str = ""
-    _commit: Callable[[bool], None] | None = field(default=None, repr=False)
+    _commit: Callable[[bool], Callable[[], None]] | None = field(default=None, repr=False)
 
-    def commit(self, *, answered: bool) -> None:
-        """Write what the turn made real: the action log always, the state unless the
-        reply was vetoed before it reached the customer (and nothing was executed)."""
-        if self._commit is not None:
-            self._commit(answered)
-            self._commit = None
+    def commit(self, *, answered: bool) -> Callable[[], None]:
+        """What the turn made real: the action log always, the state unless the reply was
+        vetoed before it reached the customer (and nothing was executed). Decided (and
+        traced) now; returns the write, which the turn's finish runs with its other
+        effects (the turn decides with no transaction open: ``pipeline``)."""
+        commit, self._commit = self._commit, None
+        return commit(answered) if commit is not None else _nothing
+
+
+def _nothing() -> None:
+    return None
 
 
 @functools.cache
@@ -118,7 +136,7 @@ def runtime_step(
     agent: AgentConfig,
     text: str,
     batch_ids: Iterable[uuid.UUID],
-    ledger: ai.Ledger,
+    ledger: model_calls.Ledger,
 ) -> RuntimeStep | None:
     """Run the runtime for this turn; None when the agent version has no runtime."""
     if not runtime_applies(agent):
@@ -129,8 +147,13 @@ def runtime_step(
         trace["skipped"] = "kill_switch"
         return RuntimeStep(mode=mode, trace=trace)
     try:
-        # A savepoint: whatever fails in here leaves the turn's transaction usable.
-        with transaction.atomic():
+        # The turn decides with no transaction open (its network calls must not hold one:
+        # ``pipeline``); inside a caller's transaction, a savepoint keeps it usable whatever
+        # fails in here.
+        guard = (
+            transaction.atomic() if transaction.get_connection().in_atomic_block else nullcontext()
+        )
+        with guard:
             return _run(conversation, turn, agent, text, list(batch_ids), ledger, trace)
     except Exception:
         log.exception(
@@ -147,7 +170,7 @@ def _run(
     agent: AgentConfig,
     text: str,
     batch_ids: list[uuid.UUID],
-    ledger: ai.Ledger,
+    ledger: model_calls.Ledger,
     trace: dict[str, Any],
 ) -> RuntimeStep:
     live = agent.runtime_mode == RuntimeMode.ON
@@ -159,6 +182,8 @@ def _run(
         return RuntimeStep(mode=agent.runtime_mode, trace=trace)
 
     store = ConversationFieldStore(conversation, key="live" if live else "shadow")
+    if live:
+        _note_unseen_turn(conversation, store, batch_ids, trace)
     recording: RecordingBackend | None = None
     dry_run: DryRunBackend | None = None
     backend: ToolBackend
@@ -166,7 +191,7 @@ def _run(
         backend = recording = RecordingBackend(base, name=base.name)
     else:
         backend = dry_run = DryRunBackend(base)
-    ids = ai.record_context(
+    ids = model_calls.record_context(
         organization_id=conversation.organization_id,
         conversation_id=conversation.pk,
         turn_id=turn.pk,
@@ -219,16 +244,23 @@ def _run(
         trace["directive"] = bool(result.orchestrator_directive)
         # The offline orchestrator follows rules, not instructions: the note would only
         # pollute the text it searches the knowledge base with.
-        if ai.provider_name(agent.provider) != "offline":
+        if model_calls.provider_name(agent.provider) != "offline":
             note = orchestrator_note(result)
         trace["note"] = bool(note)
 
-    def commit(answered: bool) -> None:
-        executed = recording.flush(conversation=conversation, turn=turn) if recording else 0
-        if reply is not None and not answered and not executed:
+    def commit(answered: bool) -> Callable[[], None]:
+        executed = len(recording.records) if recording else 0
+        discarded = reply is not None and not answered and not executed
+        if discarded:
             trace["state_discarded"] = True
-            return
-        store.persist()
+
+        def write() -> None:
+            if recording is not None:
+                recording.flush(conversation=conversation, turn=turn)
+            if not discarded:
+                store.persist()
+
+        return write
 
     return RuntimeStep(
         mode=agent.runtime_mode,
@@ -237,6 +269,35 @@ def _run(
         orchestrator_note=note,
         _commit=commit,
     )
+
+
+def _note_unseen_turn(
+    conversation: Conversation,
+    store: ConversationFieldStore,
+    batch_ids: list[uuid.UUID],
+    trace: dict[str, Any],
+) -> None:
+    """DESIGN §10.1: a question is answered only by the customer's next message to the
+    runtime. If anything was said since the runtime's last reply — a staff message, a
+    human-owned or handoff turn, the kill switch, a billing outage or runtime error (the
+    orchestrator answered), a case-reply or follow-up turn — the runtime is told, and its
+    next yes asks again instead of acting (``conversation.runtime.consent``). One query,
+    only while the runtime waits for an answer."""
+    state = store.load({})
+    if not awaits_answer(state):
+        return
+    previous = (
+        Message.objects.filter(conversation=conversation)
+        .exclude(pk__in=batch_ids)
+        .exclude(direction=Direction.INBOUND, turn__isnull=True)  # lines typed after the batch
+        .order_by("-created_at")
+        .values_list("sender_kind", "turn__outcome")
+        .first()
+    )
+    if previous == (SenderKind.AI, TurnOutcome.RUNTIME):
+        return  # the customer answers the runtime's own last reply
+    store.save({}, note_unseen_turn(state, "unseen_turn"))
+    trace["unseen_turn"] = True
 
 
 def backend_name(recording: RecordingBackend | None, dry_run: DryRunBackend | None) -> str:
@@ -281,14 +342,14 @@ def _invoice_and_backend(
 
 
 def _classifiers(
-    agent: AgentConfig, ledger: ai.Ledger, ids: Mapping[str, str]
+    agent: AgentConfig, ledger: model_calls.Ledger, ids: Mapping[str, str]
 ) -> tuple[IntentClassifierLLM, ItemMatcherLLM, str]:
     """The model's classifiers when the agent has a model; the offline ones otherwise."""
-    provider = ai.provider_name(agent.provider)
+    provider = model_calls.provider_name(agent.provider)
     if provider == "offline":
         return OfflineIntentClassifier(), FuzzyItemMatcher(), "offline"
     ledger.provider = provider
-    client = ai.model_client(ledger, provider=agent.provider)
+    client = model_calls.model_client(ledger, provider=agent.provider)
     return (
         LlmIntentClassifier(client, model=agent.model, context=ids),
         LlmItemMatcher(client, model=agent.model, context=ids),

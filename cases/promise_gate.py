@@ -1,0 +1,224 @@
+"""The case-promise gate: one of the turn's before-send gates (human-cases §6, DESIGN §10.3).
+
+``case_promise_send_gate`` runs inside ``send_message`` (and on the runtime's reply) before
+anything reaches the outbox. Every AI text of every turn passes it — inbound, case reply —
+whatever the agent's ``cases_enabled`` says: the guarantee "the customer never receives a
+promise of human action without an open case of that conversation" holds for every agent.
+
+The promise verdict is the detector's (``cases.guardrail.promise_check.decide_promise``):
+rules, the learned stage and — only for the uncertain band, when the workspace has a model —
+a closed-schema check through the model seam (purpose ``promise_check``, its own LlmCall
+row), which fails closed (an error, a timeout or a malformed answer counts as a promise).
+
+What happens to a promise with no open case of the conversation:
+
+* cases on → the guard chain (``cases.guardrail.run_guard_chain``): first a veto with the
+  teaching error; on the second promise of the turn a minimal case is auto-opened
+  (``source=guardrail_autofallback``) and the message goes. If the case cannot be opened, the
+  message does not go.
+* cases off → ``GateHandoff``: the promise is NOT sent and the turn performs the canonical
+  handoff (reason ``unbacked_promise``), sending the handoff notice instead (see
+  ``conversation.turns.tools.send_through_gates``). Why a handoff and not "replace the
+  text and let the AI go on": without cases nobody is tasked with what the model promised,
+  and a veto alone would only teach the model to reword the same promise. The handoff is
+  the one canonical way to get a person to act; its notice is a promise the Handoff row
+  backs (the item in the team's inbox), so what the customer is told is true, and the
+  customer is not left in silence.
+
+A case reply turn is covered only while its case is still open. A relay of a resolved case
+that still promises human action (the team wrote "vamos te ligar amanhã" and resolved) gets a
+case of its own at once, with no teaching veto first: the promise is the team's own word,
+so tracking it is right, and a veto would risk losing the team's answer (a model that gives
+up after a veto would relay nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import DatabaseError, transaction
+
+from cases import selectors, services
+from cases.guardrail import (
+    CASE_PROMISE_TEACHING_PT,
+    CASE_PROMISE_WITHOUT_CASE,
+    GUARD_CHAIN_VERSION,
+    GuardContext,
+    VerdictKind,
+    run_guard_chain,
+)
+from cases.guardrail.promise import assess_promise
+from cases.guardrail.promise_check import (
+    PROMISE_CHECK_TOOL_NAME,
+    PromiseCheckCall,
+    PromiseCheckRequest,
+    PromiseDecision,
+    decide_promise,
+)
+from cases.models import CaseSource
+from cases.tools import TurnState
+from conversation import model_calls
+from conversation.llm.base import ChatMessage, LlmBadResponse, ModelRequest, ToolChoice, ToolSpec
+from conversation.models import HandoffReason, TriggerKind
+from conversation.text import trim
+
+log = logging.getLogger(__name__)
+
+UNBACKED_PROMISE = HandoffReason.UNBACKED_PROMISE.value
+# The tool result the model gets when its promise was replaced by a handoff (cases off).
+UNBACKED_PROMISE_RESULT_PT = (
+    "Mensagem NÃO enviada: ela prometia a ação de uma pessoa da equipe e este agente não abre "
+    "casos. A conversa foi passada para a equipe humana e o cliente foi avisado."
+)
+
+
+@dataclass(frozen=True)
+class GateHandoff:
+    """The gate's verdict for a promise of an agent without cases: do not send the text;
+    hand the conversation to the team (``reason_code``) and send the handoff notice."""
+
+    code: str
+    problem: str
+    reason: str
+
+
+def case_promise_send_gate(ctx: TurnState, text: str) -> str | GateHandoff | None:
+    """None to let ``text`` go; a teaching error for the model, or a ``GateHandoff``."""
+    agent = ctx.agent
+    cases_on = agent is not None and agent.cases_enabled
+    if ctx.cases_opened:
+        return None  # this turn opened a case of this conversation: it covers any promise
+    # The free local stages first: a text they clear for sure costs no query and no call.
+    local = assess_promise(text)
+    if not local.promise and not local.uncertain:
+        return None
+    if selectors.has_open_case_in_conversation(ctx.conversation):
+        return None  # an open case of this conversation covers any promise
+    decision = decide_promise(
+        text, promise_check_call(ctx), timeout_s=settings.PROMISE_CHECK_TIMEOUT_S
+    )
+    _record(ctx, decision)
+    if not decision.promise:
+        return None
+    ctx.trace["gate_chain"] = GUARD_CHAIN_VERSION
+    if decision.match is not None:
+        ctx.trace.setdefault("promise_rules", []).append(decision.match.rule_id)
+    if not cases_on:
+        return GateHandoff(
+            code=UNBACKED_PROMISE,
+            problem=UNBACKED_PROMISE_RESULT_PT,
+            reason="A IA prometeu a ação de uma pessoa e o agente não tem casos humanos.",
+        )
+    assert agent is not None
+    verdict = run_guard_chain(
+        GuardContext(
+            body=text,
+            has_open_case_for_lead=False,  # checked above, for this conversation only
+            case_opened_this_turn=False,
+            prior_vetoes_this_turn=_prior_vetoes(ctx),
+            cases_enabled=True,
+            detect=lambda _body: decision.match,
+        )
+    )
+    if verdict.kind is VerdictKind.ALLOW:
+        return None
+    if verdict.kind is VerdictKind.VETO:
+        return verdict.error_message or CASE_PROMISE_TEACHING_PT
+    try:
+        with transaction.atomic():  # a savepoint: a failure leaves the turn usable
+            case = services.case_open(
+                conversation=ctx.conversation,
+                source=CaseSource.GUARDRAIL_AUTOFALLBACK,
+                agent_id=agent.agent_id,
+                turn_id=ctx.turn.pk,
+                **autofallback_fields(ctx.customer_text(), text),
+            )
+    except (DatabaseError, services.CaseError):
+        log.exception("guardrail auto-open failed", extra={"turn_id": str(ctx.turn.pk)})
+        return CASE_PROMISE_TEACHING_PT
+    ctx.cases_opened.append(str(case.pk))
+    ctx.trace["case_autofallback"] = str(case.pk)
+    return None
+
+
+# The turn records a veto under this code (``getattr(gate, "code", ...)``).
+case_promise_send_gate.code = CASE_PROMISE_WITHOUT_CASE  # type: ignore[attr-defined]
+
+
+def _prior_vetoes(ctx: TurnState) -> int:
+    vetoes = ctx.vetoes.count(CASE_PROMISE_WITHOUT_CASE)
+    if ctx.turn.trigger_kind == TriggerKind.CASE_REPLY:
+        return max(vetoes, 1)  # the team's own promise: open its case now (module docstring)
+    return vetoes
+
+
+def _record(ctx: TurnState, decision: PromiseDecision) -> None:
+    """Which stage found a promise, and how the model check went (codes only)."""
+    if not decision.promise and decision.check is None:
+        return  # a plain allow leaves the trace as it was
+    entry = {"stage": decision.stage.value, "promise": decision.promise}
+    if decision.check is not None:
+        entry["check"] = decision.check.outcome.value
+    ctx.trace.setdefault("promise_checks", []).append(entry)
+
+
+def promise_check_call(ctx: TurnState) -> PromiseCheckCall | None:
+    """The model check through the model seam, or None when the workspace runs offline.
+
+    One attempt (no SDK retries: a retry would only push the send past its deadline, and
+    a failure already fails closed); the call is recorded on the turn's ledger under its
+    own purpose, so it writes an LlmCall row with the turn's."""
+    provider = ctx.agent.provider if ctx.agent is not None else "anthropic"
+    if model_calls.provider_name(provider) == "offline":
+        return None
+    ledger = getattr(ctx, "ledger", None)
+    recorder = ledger if ledger is not None else _drop
+    client = model_calls.model_client(recorder, provider=provider, max_retries=0)
+    context = model_calls.record_context(
+        organization_id=ctx.conversation.organization_id,
+        conversation_id=ctx.conversation.pk,
+        turn_id=ctx.turn.pk,
+    )
+
+    def call(request: PromiseCheckRequest) -> object:
+        tool = request.tool
+        response = client.complete(
+            ModelRequest(
+                purpose=request.purpose,
+                model=settings.PROMISE_CHECK_MODEL,
+                system=(request.system,),
+                messages=(ChatMessage(role="user", content=request.message),),
+                tools=(ToolSpec(tool["name"], tool["description"], tool["input_schema"]),),
+                tool_choice=ToolChoice(type="tool", name=PROMISE_CHECK_TOOL_NAME),
+                max_tokens=request.max_tokens,
+                temperature=0.0,
+                timeout_s=request.timeout_s,
+                context=context,
+            )
+        )
+        answer = response.tool_input(PROMISE_CHECK_TOOL_NAME)
+        if answer is None:
+            raise LlmBadResponse("promise check: no forced tool call in the answer")
+        return dict(answer)
+
+    return call
+
+
+def _drop(record: object) -> None:
+    return None
+
+
+def autofallback_fields(customer_text: str, promise: str) -> dict[str, str]:
+    """Title, summary and blocker of the fail-safe case, derived from the turn."""
+    asked = trim(customer_text, 300) if customer_text.strip() else ""
+    title = f"Verificar: {trim(customer_text, 80)}" if asked else "Verificar promessa ao cliente"
+    summary = (
+        f"O cliente pediu: “{asked}”.\n" if asked else ""
+    ) + f"A IA respondeu prometendo a ação de uma pessoa: “{trim(promise, 500)}”."
+    blocker = (
+        "Aberto automaticamente pela trava de promessa: a IA prometeu que alguém da equipe "
+        "vai agir e não abriu o caso. Confira o pedido e responda."
+    )
+    return {"title": title, "summary": summary, "blocker": blocker}

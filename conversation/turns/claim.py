@@ -1,0 +1,269 @@
+"""Claiming a turn, and finishing it only while the claim is still its own.
+
+One conversation has at most one *active* turn (``running``, or ``retry``: waiting to try
+the model again). A claim is a short transaction: it locks the conversation row
+(``FOR NO KEY UPDATE``: a webhook storing a line or updating ``last_inbound_at`` is never
+blocked by a running turn, only by another claim for milliseconds), refuses while another
+turn of the conversation is active, and writes the turn with a lease —
+``lease_token`` (this attempt's epoch) and ``lease_expires_at``. The lock is released at
+once: the turn decides with no transaction open. ``finish`` commits the outcome with a
+conditional UPDATE on ``lease_token``: an attempt whose lease was taken over (it was
+presumed dead: past ``TURN_LEASE_S``, longer than the turn task's hard time limit) writes
+nothing. A redelivered task finds its trigger's turn done, or active under a live lease,
+and ends quietly; past the lease it takes the turn over (``attempts`` + 1) and decides it
+again — nothing the dead attempt decided was written, so nothing is said twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, F, OuterRef
+from django.utils import timezone
+
+from accounts.logging import set_log_ids
+from conversation.dispatch import enqueue
+from conversation.models import (
+    ACTIVE_TURN_STATUSES,
+    Conversation,
+    TriggerKind,
+    Turn,
+    TurnOutcome,
+    TurnStatus,
+)
+
+log = logging.getLogger(__name__)
+
+INBOUND_TASK = "conversation.run_inbound_turn"
+CASE_REPLY_TASK = "cases.run_case_reply_turn"
+FOLLOW_UP_TASK = "cases.run_follow_up_turn"
+
+
+class LeaseLost(Exception):
+    """The turn's claim was taken over: this attempt must write nothing."""
+
+
+@dataclass
+class Claim:
+    conversation: Conversation
+    turn: Turn
+    token: uuid.UUID
+    started: float = field(default_factory=time.monotonic)
+    taken_over: bool = False  # a re-drive of a turn whose earlier attempt never finished
+    exhausted: bool = False  # ... that has had all its attempts (``TURN_MAX_ATTEMPTS``)
+
+    def __post_init__(self) -> None:
+        # Every later log line of this task names the turn (accounts.logging).
+        set_log_ids(turn_id=self.turn.pk)
+
+
+def lease_length() -> timedelta:
+    return timedelta(seconds=settings.TURN_LEASE_S)
+
+
+@dataclass(frozen=True)
+class Locked:
+    conversation: Conversation
+    already_turned: bool  # a turn has this trigger
+    busy: bool  # a turn of the conversation is active
+
+
+def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:
+    """The conversation found by ``lookup``, locked for this claim, with whether its
+    trigger already has a turn and whether a turn of it is active. One query."""
+    found = (
+        Conversation.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("contact", "channel", "organization")
+        .annotate(
+            already_turned=Exists(Turn.objects.filter(trigger_kind=kind, trigger_key=key)),
+            busy=Exists(
+                Turn.objects.filter(conversation=OuterRef("pk"), status__in=ACTIVE_TURN_STATUSES)
+            ),
+        )
+        .filter(**lookup)
+        .first()
+    )
+    if found is None:
+        return None
+    return Locked(
+        conversation=found,
+        already_turned=bool(found.already_turned),
+        busy=bool(found.busy),
+    )
+
+
+def create_turn(
+    conversation: Conversation, kind: str, key: str, now: datetime, *, merged: bool = False
+) -> Claim | None:
+    """Insert the turn of trigger ``key`` with this attempt's lease (or, ``merged``, done
+    at once: the line was answered by another turn). None when a concurrent delivery of
+    the same trigger inserted it first — the unique trigger settles the race quietly."""
+    token = uuid.uuid4()
+    fields: dict[str, Any] = {"claimed_at": now, "attempts": 1}
+    if merged:
+        fields.update(
+            status=TurnStatus.DONE,
+            outcome=TurnOutcome.MERGED,
+            trace={"merged": True},
+            latency_ms=0,
+            finished_at=now,
+        )
+    else:
+        fields.update(lease_token=token, lease_expires_at=now + lease_length())
+    try:
+        # A savepoint: a duplicate delivery that read ``already_turned`` before the first
+        # delivery committed its turn must not break the claim's transaction.
+        with transaction.atomic():
+            turn = Turn.objects.create(
+                organization_id=conversation.organization_id,
+                conversation=conversation,
+                trigger_kind=kind,
+                trigger_key=key,
+                **fields,
+            )
+    except IntegrityError:
+        log.info(
+            "duplicate turn delivery ignored",
+            extra={
+                "trigger_kind": kind,
+                "trigger_key": key,
+                "conversation_id": str(conversation.pk),
+            },
+        )
+        return None
+    return Claim(conversation=conversation, turn=turn, token=token)
+
+
+def reclaim(conversation: Conversation, kind: str, key: str, now: datetime) -> Claim | None:
+    """The trigger already has a turn: None when it is done (a redelivered task) or its
+    lease is alive (another attempt owns it); else take it over (a new token)."""
+    turn = Turn.objects.filter(trigger_kind=kind, trigger_key=key).first()
+    if turn is None or turn.status not in ACTIVE_TURN_STATUSES:
+        log.info(
+            "turn already answered its trigger", extra={"trigger_kind": kind, "trigger_key": key}
+        )
+        return None
+    if turn.lease_expires_at is not None and turn.lease_expires_at > now:
+        return None
+    token = uuid.uuid4()
+    taken = Turn.objects.filter(pk=turn.pk, lease_token=turn.lease_token).update(
+        status=TurnStatus.RUNNING,
+        lease_token=token,
+        lease_expires_at=now + lease_length(),
+        claimed_at=now,
+        attempts=F("attempts") + 1,
+    )
+    if not taken:
+        return None
+    exhausted = turn.attempts >= settings.TURN_MAX_ATTEMPTS
+    turn.attempts += 1
+    turn.status, turn.lease_token = TurnStatus.RUNNING, token
+    turn.error_code = ""  # this attempt's own, if any (its trace keeps the last one's)
+    log.warning(
+        "turn taken over",
+        extra={
+            "turn_id": str(turn.pk),
+            "conversation_id": str(conversation.pk),
+            "attempts": turn.attempts,
+            "exhausted": exhausted,
+        },
+    )
+    return Claim(
+        conversation=conversation, turn=turn, token=token, taken_over=True, exhausted=exhausted
+    )
+
+
+def wait_for_active_turn(conversation: Conversation, kind: str, key: str, now: datetime) -> None:
+    """Another turn of the conversation is active: try again shortly — unless that turn
+    waits for the model (``retry``: the sweeper brings this trigger back). An active
+    turn whose lease ran out is re-driven now instead of at the next sweep."""
+    active = (
+        Turn.objects.filter(conversation=conversation, status__in=ACTIVE_TURN_STATUSES)
+        .only("status", "lease_expires_at", "trigger_kind", "trigger_key")
+        .first()
+    )
+    if active is None:
+        redrive(kind, key)  # it finished meanwhile
+        return
+    if active.lease_expires_at is not None and active.lease_expires_at <= now:
+        redrive(active.trigger_kind, active.trigger_key)
+    if active.status == TurnStatus.RETRY:
+        return
+    redrive(kind, key, countdown=settings.TURN_BUSY_RETRY_S)
+
+
+def finish(
+    claim: Claim,
+    *,
+    outcome: str,
+    trace: dict[str, Any],
+    agent_version_id: uuid.UUID | None = None,
+    error_code: str = "",
+    status: str = TurnStatus.DONE,
+    retry_at: datetime | None = None,
+) -> Turn:
+    """Record the turn's outcome under its claim — raises ``LeaseLost`` (call inside the
+    transaction that writes the turn's effects, so they roll back with it). ``retry_at``
+    with status ``retry``: the turn stays active and the sweeper re-drives it then."""
+    turn = claim.turn
+    now_ms = int((time.monotonic() - claim.started) * 1000)
+    done = status != TurnStatus.RETRY
+    finished_at = None if not done else _now()
+    changes: dict[str, Any] = {
+        "status": status,
+        "outcome": outcome,
+        "trace": trace,
+        "latency_ms": now_ms,
+        "finished_at": finished_at,
+        "agent_version_id": agent_version_id,
+        "error_code": error_code,
+        "lease_expires_at": retry_at,
+    }
+    if not Turn.objects.filter(pk=turn.pk, lease_token=claim.token).update(**changes):
+        raise LeaseLost(str(turn.pk))
+    for name, value in changes.items():
+        setattr(turn, name, value)
+    log.info(
+        "turn finished" if done else "turn will retry",
+        extra={
+            "turn_id": str(turn.pk),
+            "conversation_id": str(turn.conversation_id),
+            "outcome": outcome,
+            "status": status,
+            "latency_ms": now_ms,
+        },
+    )
+    return turn
+
+
+def release(claim: Claim) -> None:
+    """The attempt failed unexpectedly: let the next delivery (a task retry, the sweeper)
+    take the turn over now rather than after the lease. Best effort."""
+    try:
+        with transaction.atomic():
+            Turn.objects.filter(pk=claim.turn.pk, lease_token=claim.token).update(
+                lease_expires_at=_now()
+            )
+    except Exception:
+        log.warning("turn lease not released", extra={"turn_id": str(claim.turn.pk)})
+
+
+def redrive(kind: str, key: str, *, countdown: float = 0.0) -> None:
+    """Schedule the task of a turn's trigger (after commit)."""
+    if kind == TriggerKind.INBOUND:
+        enqueue(INBOUND_TASK, key, countdown=countdown)
+    elif kind == TriggerKind.CASE_REPLY:
+        enqueue(CASE_REPLY_TASK, key, countdown=countdown)
+    else:
+        enqueue(FOLLOW_UP_TASK, key, countdown=countdown)
+
+
+def _now() -> datetime:
+    return timezone.now()

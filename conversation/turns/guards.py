@@ -1,0 +1,106 @@
+"""The guards a turn passes before any agent speaks: opt-out (and back in), a human owns
+the conversation, the agent's handoff keywords.
+
+Each guard returns the turn's outcome when it ends the turn, None to let it go on, and
+records its code under ``trace["guard"]``. Opt-out and "a human owns it" run in the claim's
+transaction (they need no network), so they write directly; the keyword guard runs in the
+decide step, after routing, so its handoff is an effect the finish applies
+(``TurnContext.defer``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from conversation.agents import AgentConfig
+from conversation.handoff import handoff_touch, perform_human_handoff
+from conversation.hooks import cancel_pending_for_conversation
+from conversation.models import HandoffReason, SenderKind, TurnOutcome
+from conversation.text import contains_keyword, normalize
+
+from .context import Reply, TurnContext
+
+OPT_OUT_KEYWORDS = ("parar", "sair", "stop", "descadastrar")
+OPT_IN_KEYWORDS = ("voltar",)
+OPT_OUT_CONFIRMATION = (
+    "Pronto! Você não vai mais receber mensagens nossas por aqui. "
+    "Se mudar de ideia, é só mandar VOLTAR."
+)
+OPT_IN_CONFIRMATION = "Que bom ter você de volta! Como posso ajudar?"
+HANDOFF_NOTICE = (
+    "Certo! Vou chamar uma pessoa da nossa equipe para continuar o seu atendimento por aqui."
+)
+
+
+def opt_out_guard(ctx: TurnContext, text: str, now: datetime) -> str | None:
+    """Guard 1: opt-out keywords (and opting back in); an opted-out contact gets nothing."""
+    contact = ctx.conversation.contact
+    if normalize(text) in OPT_OUT_KEYWORDS:
+        return _opt_out(ctx, now)
+    if contact.opted_out_at is not None:
+        if normalize(text) in OPT_IN_KEYWORDS:
+            contact.opted_out_at = None
+            contact.save(update_fields=["opted_out_at"])
+            send_system(ctx, OPT_IN_CONFIRMATION)
+            ctx.trace["guard"] = "opt_in"
+            return TurnOutcome.REPLIED
+        ctx.trace["guard"] = "opted_out"
+        return TurnOutcome.NO_REPLY
+    return None
+
+
+def opted_out_guard(ctx: TurnContext) -> str | None:
+    """An opted-out contact gets nothing (turns with no customer text: no keywords)."""
+    if ctx.conversation.contact.opted_out_at is not None:
+        ctx.trace["guard"] = "opted_out"
+        return TurnOutcome.NO_REPLY
+    return None
+
+
+def human_owned_guard(
+    ctx: TurnContext, now: datetime | None = None, *, touch_handoff: bool
+) -> str | None:
+    """Guard 2: a human owns the conversation — never classified, never answered by AI.
+
+    ``touch_handoff``: a customer wrote, so the handoff inbox item is inserted or bumped
+    (``handoff_touch``); a case reply brings no customer message to bump it with."""
+    if not ctx.conversation.is_human_owned(now):
+        return None
+    if touch_handoff:
+        handoff_touch(ctx.conversation)
+    ctx.trace["guard"] = "human_owned"
+    return TurnOutcome.HUMAN_OWNED
+
+
+def handoff_keyword_guard(ctx: TurnContext, text: str, agent: AgentConfig) -> str | None:
+    """Guard 3: the customer asks for a human in the agent's own words."""
+    if contains_keyword(text, agent.handoff_keywords) is None:
+        return None
+    send_system(ctx, HANDOFF_NOTICE)
+    ctx.defer(
+        lambda: perform_human_handoff(
+            conversation=ctx.conversation,
+            reason_code=HandoffReason.REQUESTED_HUMAN,
+            reason="Palavra de transbordo do agente.",
+        )
+    )
+    ctx.handed_off = True
+    ctx.trace["guard"] = "handoff_keyword"
+    return TurnOutcome.HANDOFF
+
+
+def send_system(ctx: TurnContext, text: str) -> None:
+    """A fixed system line (confirmations, the handoff notice): no gate applies."""
+    ctx.send(Reply(text, SenderKind.SYSTEM))
+
+
+def _opt_out(ctx: TurnContext, now: datetime) -> str:
+    contact = ctx.conversation.contact
+    ctx.trace["guard"] = "opt_out"
+    if contact.opted_out_at is not None:
+        return TurnOutcome.OPTED_OUT  # already out: one confirmation only
+    contact.opted_out_at = now
+    contact.save(update_fields=["opted_out_at"])
+    ctx.trace["followups_cancelled"] = cancel_pending_for_conversation(ctx.conversation, "opt_out")
+    send_system(ctx, OPT_OUT_CONFIRMATION)
+    return TurnOutcome.OPTED_OUT

@@ -1,0 +1,99 @@
+"""The agent's answer through the orchestrator: the request, the history, the tool loop
+(``conversation.orchestrator``) and what its result means for the turn.
+
+Tools: the turn's own (``tools.own_tools``), plus the case tools and their resident system
+block when the agent version has ``cases_enabled`` (human-cases §5.2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from cases import tools as case_tools
+from conversation import model_calls
+from conversation.agents import AgentConfig
+from conversation.llm.base import ChatMessage, ModelRequest
+from conversation.models import Direction, Message, TurnOutcome
+from conversation.orchestrator import LoopResult, run_tool_loop
+
+from .context import TurnContext
+from .runtime_step import with_orchestrator_note
+from .tools import own_tools
+from .unavailable import model_unavailable
+
+
+def run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
+    ctx.ledger.provider = model_calls.provider_name(agent.provider)
+    client = model_calls.model_client(ctx.ledger, provider=agent.provider)
+    tools = own_tools(ctx, agent)
+    system: tuple[str, ...] = (f"Você é {agent.name}.\n{agent.prompt}",)
+    if agent.cases_enabled:  # human-cases §5.2: tools + a resident block in the cached prefix
+        tools.extend(case_tools.case_tools(ctx))
+        system += (case_tools.CASES_SYSTEM_BLOCK,)
+        ctx.notes = case_tools.case_notes(ctx.conversation)
+    request = ModelRequest(
+        purpose="orchestrator",
+        model=agent.model,
+        system=system,
+        messages=(),
+        max_tokens=1024,
+        timeout_s=settings.ANTHROPIC_TIMEOUT_S,
+        context=model_calls.record_context(
+            organization_id=ctx.conversation.organization_id, **ctx.ids
+        ),
+    )
+    return run_tool_loop(
+        client=client,
+        base_request=request,
+        history=with_orchestrator_note(build_history(ctx, agent.history_window), ctx.runtime_note),
+        tools=tools,
+        max_steps=agent.max_steps,
+    )
+
+
+def loop_outcome(ctx: TurnContext, loop: LoopResult) -> str:
+    """The turn's outcome once the orchestrator's loop is over (every turn that runs it).
+    The model down with nothing said: never silence (``unavailable``)."""
+    if ctx.handed_off:
+        return TurnOutcome.HANDOFF
+    if loop.stop == "llm_error" and not ctx.sent:
+        return model_unavailable(ctx, loop.error_code, timezone.now())
+    return TurnOutcome.REPLIED if ctx.sent else TurnOutcome.NO_REPLY
+
+
+def loop_trace(loop: LoopResult, *, detail: bool = True) -> dict[str, Any]:
+    """The loop's telemetry: steps, stop and tool calls; with ``detail`` also the model
+    error code and how much plain text the model wrote (discarded: tools only)."""
+    trace: dict[str, Any] = {"steps": loop.steps, "stop": loop.stop, "calls": loop.calls}
+    if detail:
+        trace.update(error=loop.error_code, discarded_text_chars=loop.discarded_text_chars)
+    return trace
+
+
+def build_history(ctx: TurnContext, window: int) -> list[ChatMessage]:
+    """The last ``window`` messages as alternating user/assistant text, ending with the
+    batch of lines this turn answers as one user message."""
+    batch_ids = {m.pk for m in ctx.batch}
+    earlier = list(
+        Message.objects.filter(conversation=ctx.conversation)
+        .exclude(pk__in=batch_ids)
+        .order_by("-created_at")
+        .only("direction", "body")[: max(window - len(ctx.batch), 0)]
+    )
+    rows: list[tuple[str, str]] = [
+        ("user" if m.direction == Direction.INBOUND else "assistant", m.body)
+        for m in reversed(earlier)
+    ]
+    rows.append(("user", "\n".join([*ctx.notes, ctx.reentry or ctx.customer_text()])))
+    merged: list[tuple[str, str]] = []
+    for role, text in rows:
+        if merged and merged[-1][0] == role:
+            merged[-1] = (role, f"{merged[-1][1]}\n{text}")
+        else:
+            merged.append((role, text))
+    while merged and merged[0][0] != "user":
+        merged.pop(0)
+    return [ChatMessage(role=role, content=text) for role, text in merged]  # type: ignore[arg-type]

@@ -1,0 +1,409 @@
+"""The three turns, each read top to bottom: claim, decide, finish.
+
+    inbound:    guards (opt-out · human owns) → route (the turn's agent) → guard (handoff
+                keywords) → runtime, else orchestrator → the before-send gates → outbox
+    case reply: guards → the case's agent relays a person's answer (orchestrator)
+    follow-up:  the case services nudge the customer or flag the case
+
+A turn is keyed by its trigger (unique trigger kind + key) and records a decision trace
+made of ids and codes — never the customer's text.
+
+No database lock is held across the network (DESIGN §5). Each turn runs in three steps:
+
+1. **Claim** — one short transaction (``claim``): lock the conversation row
+   (``FOR NO KEY UPDATE``, never across a network call), refuse while another turn of the
+   conversation is active, insert the turn with a lease (``lease_token``,
+   ``lease_expires_at``), take its lines (the burst: ``burst``) and commit. The guards that
+   need no network (opt-out, a human owns the conversation) decide here and finish the
+   turn in the same transaction.
+2. **Decide** — no transaction open, the organization's walls up for the session
+   (``tenancy``): routing (the router's classifier), the runtime (its classifiers, the
+   billing backend) and the orchestrator's model calls. Nothing the turn says or does is
+   written yet: texts, the handoff and the runtime's state are effects on the context
+   (``TurnContext.defer``), so a webhook of the same conversation never waits for a running
+   turn, and an attempt that dies here leaves nothing behind. (A case the model opens
+   through the case tools is written when the tool runs: the model needs its id; a
+   re-driven turn sees it among the conversation's open cases.)
+3. **Finish** — one short transaction: the turn's outcome by a conditional UPDATE on its
+   own ``lease_token`` (``claim.finish``; a claim taken over writes nothing), then the
+   effects in order (outbox rows, handoff, runtime state), the model-call ledger and the
+   conversation's ``last_message_at``.
+
+Turns of one conversation never interleave (one active turn per conversation, checked by
+every claim under the row lock) and never answer twice (the unique trigger; the lease
+fence; a redelivered task ends quietly). A turn whose worker died is re-driven by the
+sweeper once its lease (longer than the turn task's hard time limit) has run out; after
+``TURN_MAX_ATTEMPTS`` the conversation goes to the team instead of being tried again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from cases import reentry as case_reentry
+from cases import services as case_services
+from conversation import model_calls
+from conversation.agents import AgentConfig, generic_agent_config
+from conversation.handoff import perform_human_handoff
+from conversation.models import (
+    Conversation,
+    Direction,
+    HandoffReason,
+    Message,
+    TriggerKind,
+    Turn,
+    TurnOutcome,
+    TurnStatus,
+)
+from routers.turn_routing import route_turn
+
+from . import claim as claims
+from .burst import Burst, split_bursts
+from .claim import Claim, LeaseLost
+from .context import TurnContext, new_context
+from .guards import (
+    HANDOFF_NOTICE,
+    handoff_keyword_guard,
+    human_owned_guard,
+    opt_out_guard,
+    opted_out_guard,
+    send_system,
+)
+from .orchestration import loop_outcome, loop_trace, run_orchestrator
+from .runtime_step import runtime_step
+from .tools import Vetoed, send_through_gates
+
+log = logging.getLogger(__name__)
+
+# The most customer lines one claim reads: a flood is answered a burst at a time.
+MAX_UNANSWERED = 200
+# A burst's re-check is scheduled this much after it closes, so it finds it closed.
+DUE_SLACK_S = 0.05
+
+
+def run_inbound_turn(message_id: str) -> Turn | None:
+    """Answer the customer's message (and the lines typed with it). Idempotent."""
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = _claim_inbound(message_id, now)
+        if not isinstance(claimed, tuple):
+            return claimed  # nothing to do now, or a line another turn answered (merged)
+        claim, batch = claimed
+        ctx = new_context(claim.conversation, claim.turn, batch, trace={"batch": len(batch)})
+        if claim.exhausted:
+            return _give_up(ctx, claim)
+        guarded = opt_out_guard(ctx, ctx.customer_text(), now) or human_owned_guard(
+            ctx, now, touch_handoff=True
+        )
+        if guarded is not None:
+            return _finish(ctx, claim, guarded)
+    return _decide_and_finish(ctx, claim, _decide_inbound)
+
+
+def _claim_inbound(message_id: str, now: datetime) -> tuple[Claim, list[Message]] | Turn | None:
+    """The claim of an inbound turn (see ``burst``): the oldest burst of unanswered lines,
+    once it has closed, by the task of one of its lines. A line whose burst is still open
+    schedules a re-check for when it closes (its last line does); a line answered by
+    another turn is recorded ``merged``; a line behind an older closed burst answers that
+    burst first (keyed by its last line) and comes back for its own."""
+    kind = TriggerKind.INBOUND
+    locked = claims.lock_conversation(kind, message_id, messages__pk=message_id)
+    if locked is None:
+        return None  # the message vanished
+    conversation = locked.conversation
+    if locked.already_turned:
+        claim = claims.reclaim(conversation, kind, message_id, now)
+        if claim is None:
+            return None  # a redelivered task: it had its turn, or its turn is running
+        batch = list(claim.turn.messages.filter(direction=Direction.INBOUND).order_by("created_at"))
+        return claim, batch + _absorb_closed_lines(claim, now)
+    if locked.busy:
+        claims.wait_for_active_turn(conversation, kind, message_id, now)
+        return None
+    unanswered = _unanswered(conversation)
+    mine = next((m for m in unanswered if str(m.pk) == message_id), None)
+    if mine is None and len(unanswered) < MAX_UNANSWERED:
+        merged = claims.create_turn(conversation, kind, message_id, now, merged=True)
+        return merged.turn if merged else None
+    first = _bursts(unanswered)[0]
+    key = message_id
+    if mine is not None and mine in first.lines:
+        if not first.closed(now):
+            if mine is first.last:
+                wait = max((first.due_at - now).total_seconds(), 0.0) + DUE_SLACK_S
+                claims.redrive(kind, message_id, countdown=wait)
+            return None
+    else:
+        key = str(first.last.pk)
+        claims.redrive(kind, message_id)  # its own burst, after this one
+    claim = claims.create_turn(conversation, kind, key, now)
+    if claim is None:
+        return None
+    batch = list(first.lines)
+    Message.objects.filter(pk__in=[m.pk for m in batch]).update(turn=claim.turn)
+    return claim, batch
+
+
+def _unanswered(conversation: Conversation) -> list[Message]:
+    return list(
+        Message.objects.filter(
+            conversation=conversation, direction=Direction.INBOUND, turn__isnull=True
+        ).order_by("created_at", "pk")[:MAX_UNANSWERED]
+    )
+
+
+def _bursts(lines: list[Message]) -> list[Burst[Message]]:
+    return split_bursts(
+        lines,
+        window=timedelta(seconds=settings.TURN_BURST_WINDOW_S),
+        max_span=timedelta(seconds=settings.TURN_BURST_MAX_S),
+    )
+
+
+def _absorb_closed_lines(claim: Claim, now: datetime) -> list[Message]:
+    """A re-driven turn also answers the lines that came (and closed) while it waited."""
+    lines = [m for b in _bursts(_unanswered(claim.conversation)) if b.closed(now) for m in b.lines]
+    if lines:
+        Message.objects.filter(pk__in=[m.pk for m in lines]).update(turn=claim.turn)
+    return lines
+
+
+def _decide_inbound(ctx: TurnContext) -> str:
+    text = ctx.customer_text()
+    # Route: the turn's agent.
+    agent = resolve_turn_agent(ctx)
+    _use_agent(ctx, agent)
+
+    guarded = handoff_keyword_guard(ctx, text, agent)
+    if guarded is not None:
+        return guarded
+
+    # Agent: the conversation runtime answers the turns it covers; else the orchestrator.
+    if _run_runtime(ctx, agent):
+        return TurnOutcome.RUNTIME
+    if ctx.handed_off:  # the runtime's reply was a promise the agent cannot back: handed off
+        return TurnOutcome.HANDOFF
+    loop = run_orchestrator(ctx, agent)
+    ctx.trace["loop"] = loop_trace(loop)
+    return loop_outcome(ctx, loop)
+
+
+def resolve_turn_agent(ctx: TurnContext) -> AgentConfig:
+    """The agent that answers this turn: the channel's router when it has an active one
+    (stickiness, classification, fallback; one RouterDecision per routed turn), else the
+    channel's published agent; with neither, the generic assistant. Never raises."""
+    conversation = ctx.conversation
+    routed = route_turn(
+        conversation=conversation,
+        turn=ctx.turn,
+        signal=ctx.customer_text() or None,  # no customer text (a case reply): no classifying
+        recorder=ctx.ledger,
+    )
+    ctx.trace["route"] = routed.trace()
+    return routed.config or generic_agent_config(conversation.organization.name)
+
+
+def _use_agent(ctx: TurnContext, agent: AgentConfig) -> None:
+    ctx.agent = agent
+    ctx.trace["agent_id"] = str(agent.agent_id) if agent.agent_id else None
+    ctx.trace["agent_version_id"] = str(agent.version_id) if agent.version_id else None
+
+
+def _run_runtime(ctx: TurnContext, agent: AgentConfig) -> bool:
+    """The deterministic dialogue layer (``runtime_step``); True when it answered.
+
+    Shadow mode and fallbacks return False: the orchestrator answers (with the runtime's
+    note only on a live fallback). A vetoed reply is not an answer either. What the
+    runtime made real (its state, its action log) is written by the finish."""
+    step = runtime_step(
+        conversation=ctx.conversation,
+        turn=ctx.turn,
+        agent=agent,
+        text=ctx.customer_text(),
+        batch_ids=[m.pk for m in ctx.batch],
+        ledger=ctx.ledger,
+    )
+    if step is None:
+        return False
+    ctx.trace["runtime"] = step.trace
+    answered = False
+    if step.reply is not None:
+        sent = send_through_gates(
+            ctx,
+            step.reply.text,
+            script_id=step.reply.script_id,
+            script_version=step.reply.script_version,
+        )
+        answered = not isinstance(sent, Vetoed)
+    ctx.defer(step.commit(answered=answered))
+    if not answered:
+        ctx.runtime_note = step.orchestrator_note
+    return answered
+
+
+# --- cases re-entering the conversation (human-cases §4.3, §3) ----------------------------
+
+
+def run_case_reply_turn(event_id: str) -> Turn | None:
+    """Relay a person's case answer to the customer. Keyed by the ``human_replied`` event:
+    a redelivered task never sends twice."""
+    now = timezone.now()
+    with transaction.atomic():
+        reply = case_reentry.load_reply(event_id)
+        if reply is None:
+            return None
+        claim = _claim(TriggerKind.CASE_REPLY, event_id, now, pk=reply.conversation_id)
+        if claim is None:
+            return None
+        trace = {"case_id": str(reply.case.pk), "human_action": reply.event.human_action}
+        ctx = new_context(claim.conversation, claim.turn, [], trace=trace)
+
+        def record_relay() -> None:
+            case_services.case_record_relay(
+                case=reply.case, event=reply.event, sent=ctx.messages, turn=claim.turn
+            )
+
+        if claim.exhausted:
+            return _give_up(ctx, claim)
+        guarded = opted_out_guard(ctx) or human_owned_guard(ctx, touch_handoff=False)
+        if guarded is not None:
+            return _finish(ctx, claim, guarded, after=record_relay)
+    return _decide_and_finish(
+        ctx, claim, lambda c: _decide_case_reply(c, reply), after=record_relay
+    )
+
+
+def _decide_case_reply(ctx: TurnContext, reply: case_reentry.CaseReply) -> str:
+    agent = case_reentry.turn_agent(reply, ctx.conversation)
+    _use_agent(ctx, agent)
+    # The offline model relays deterministically ([RELAY] lines); a real model composes.
+    relay = model_calls.provider_name(agent.provider) == "offline"
+    ctx.reentry = case_reentry.reentry_block(reply, relay=relay)
+    loop = run_orchestrator(ctx, agent)
+    ctx.trace["loop"] = loop_trace(loop, detail=False)
+    return loop_outcome(ctx, loop)
+
+
+def run_follow_up_turn(follow_up_id: str) -> Turn | None:
+    """A case waiting for the customer is due a follow-up: nudge them (inside WhatsApp's
+    24-hour window, or with the channel's template), or flag the case once the attempts
+    are spent. Keyed by the follow-up row. No network: claim, decide and finish are one
+    short transaction."""
+    now = timezone.now()
+    with transaction.atomic():
+        conversation_id = case_services.follow_up_conversation_id(follow_up_id)
+        if conversation_id is None:
+            return None  # cancelled, already fired, or vanished
+        claim = _claim(TriggerKind.FOLLOW_UP, follow_up_id, now, pk=conversation_id)
+        if claim is None:
+            return None
+        if claim.exhausted:
+            log.error(
+                "follow-up turn gave up after its attempts", extra={"turn_id": str(claim.turn.pk)}
+            )
+            trace = {"gave_up": {"attempts": claim.turn.attempts}}
+            return claims.finish(
+                claim,
+                outcome=TurnOutcome.ERROR,
+                trace=trace,
+                error_code="attempts_exhausted",
+                status=TurnStatus.FAILED,
+            )
+        conversation = claim.conversation
+        result = case_services.follow_up_fire(
+            follow_up_id=follow_up_id, conversation=conversation, turn=claim.turn
+        )
+        if result.sent:
+            conversation.save(update_fields=["last_message_at"])
+        outcome = TurnOutcome.REPLIED if result.sent else TurnOutcome.NO_REPLY
+        return claims.finish(claim, outcome=outcome, trace=result.trace)
+
+
+# --- claim and finish, shared by the three turns -------------------------------------------
+
+
+def _claim(kind: str, key: str, now: datetime, **lookup: object) -> Claim | None:
+    """The claim of a turn with one trigger and no lines (a case reply, a follow-up)."""
+    locked = claims.lock_conversation(kind, key, **lookup)
+    if locked is None:
+        return None
+    if locked.already_turned:
+        return claims.reclaim(locked.conversation, kind, key, now)
+    if locked.busy:
+        claims.wait_for_active_turn(locked.conversation, kind, key, now)
+        return None
+    return claims.create_turn(locked.conversation, kind, key, now)
+
+
+def _decide_and_finish(
+    ctx: TurnContext,
+    claim: Claim,
+    decide: Callable[[TurnContext], str],
+    *,
+    after: Callable[[], None] | None = None,
+) -> Turn | None:
+    """Step 2 with no transaction open, then step 3. An attempt that fails unexpectedly
+    gives its lease back, so its next delivery takes the turn over at once."""
+    try:
+        outcome = decide(ctx)
+        return _finish(ctx, claim, outcome, after=after)
+    except LeaseLost:
+        log.warning("turn lost its claim: its outcome is dropped", extra=ctx.ids)
+        return None
+    except BaseException:
+        claims.release(claim)
+        raise
+
+
+def _finish(
+    ctx: TurnContext,
+    claim: Claim,
+    outcome: str,
+    *,
+    after: Callable[[], None] | None = None,
+    status: str = TurnStatus.DONE,
+) -> Turn:
+    """Step 3: the outcome under the claim, then the turn's effects — one transaction."""
+    retrying = ctx.retry_at is not None
+    agent = ctx.agent
+    with transaction.atomic():
+        turn = claims.finish(
+            claim,
+            outcome=outcome,
+            trace=ctx.finished_trace(),
+            agent_version_id=agent.version_id if agent else None,
+            error_code=ctx.turn.error_code,
+            status=TurnStatus.RETRY if retrying else status,
+            retry_at=ctx.retry_at,
+        )
+        ctx.apply_effects()
+        ctx.ledger.flush()
+        if ctx.messages:
+            ctx.conversation.save(update_fields=["last_message_at"])
+        if after is not None and not retrying:
+            after()
+    return turn
+
+
+def _give_up(ctx: TurnContext, claim: Claim) -> Turn:
+    """Every attempt of this turn died before finishing (a poison message, a crashing
+    dependency): the conversation goes to the team rather than being tried again."""
+    log.error("turn gave up after its attempts", extra={**ctx.ids, "attempts": claim.turn.attempts})
+    ctx.trace["gave_up"] = {"attempts": claim.turn.attempts}
+    if not ctx.conversation.is_human_owned():
+        send_system(ctx, HANDOFF_NOTICE)
+        ctx.defer(
+            lambda: perform_human_handoff(
+                conversation=ctx.conversation,
+                reason_code=HandoffReason.LOW_CONFIDENCE,
+                reason="A IA não conseguiu processar esta mensagem.",
+            )
+        )
+    ctx.turn.error_code = "attempts_exhausted"
+    return _finish(ctx, claim, TurnOutcome.HANDOFF, status=TurnStatus.FAILED)

@@ -1,0 +1,117 @@
+"""The labelled phrases of a router: the set the quality loop measures it against."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+
+from accounts.services import audit_log_write
+from routers.classification import NONE_INTENT
+from routers.errors import RouterInvalid
+from routers.models import LabelledPhrase, Router, RouterMember
+
+MAX_LABELLED_PHRASES = 2000
+
+
+def _intent_names(router: Router) -> set[str]:
+    return set(RouterMember.objects.filter(router=router).values_list("intent_name", flat=True))
+
+
+def _check_phrases(router: Router, phrases: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    names = _intent_names(router) | {NONE_INTENT}
+    clean: dict[str, str] = {}
+    for text, intent in phrases:
+        text = text.strip()[:500]
+        if not text:
+            continue
+        if intent not in names:
+            raise RouterInvalid(f"A intenção «{intent}» não existe neste roteador.")
+        clean.pop(text, None)
+        clean[text] = intent
+    if len(clean) > MAX_LABELLED_PHRASES:
+        raise RouterInvalid(f"No máximo {MAX_LABELLED_PHRASES} frases rotuladas por roteador.")
+    return list(clean.items())
+
+
+def labelled_phrases_replace(
+    *, router: Router, actor: Any, phrases: Sequence[tuple[str, str]]
+) -> int:
+    """The labelled set becomes exactly ``phrases`` ((text, intent or "none"))."""
+    clean = _check_phrases(router, phrases)
+    with transaction.atomic():
+        LabelledPhrase.objects.filter(router=router).delete()
+        LabelledPhrase.objects.bulk_create(
+            [
+                LabelledPhrase(
+                    organization_id=router.organization_id,
+                    router=router,
+                    text=text,
+                    intent_name=intent,
+                    created_by=actor if getattr(actor, "is_authenticated", False) else None,
+                )
+                for text, intent in clean
+            ]
+        )
+        audit_log_write(
+            organization=router.organization_id,
+            actor=actor,
+            action="router.labelled_phrases_replace",
+            resource=router,
+            diff={"count": len(clean)},
+        )
+    return len(clean)
+
+
+def labelled_phrases_add(*, router: Router, actor: Any, phrases: Sequence[tuple[str, str]]) -> int:
+    """Add (or relabel) phrases; the rest of the set stays."""
+    clean = _check_phrases(router, phrases)
+    if not clean:
+        return 0
+    with transaction.atomic():
+        existing = {
+            p.text: p
+            for p in LabelledPhrase.objects.filter(router=router, text__in=[t for t, _ in clean])
+        }
+        new, relabelled = [], []
+        for text, intent in clean:
+            phrase = existing.get(text)
+            if phrase is None:
+                new.append(
+                    LabelledPhrase(
+                        organization_id=router.organization_id,
+                        router=router,
+                        text=text,
+                        intent_name=intent,
+                        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+                    )
+                )
+            elif phrase.intent_name != intent:
+                phrase.intent_name = intent
+                relabelled.append(phrase)
+        LabelledPhrase.objects.bulk_create(new)
+        LabelledPhrase.objects.bulk_update(relabelled, ["intent_name"])
+        total = LabelledPhrase.objects.filter(router=router).count()
+        if total > MAX_LABELLED_PHRASES:
+            raise RouterInvalid(f"No máximo {MAX_LABELLED_PHRASES} frases rotuladas por roteador.")
+        audit_log_write(
+            organization=router.organization_id,
+            actor=actor,
+            action="router.labelled_phrases_add",
+            resource=router,
+            diff={"added": len(new), "relabelled": len(relabelled)},
+        )
+    return len(new) + len(relabelled)
+
+
+def labelled_phrase_delete(*, phrase: LabelledPhrase, actor: Any) -> None:
+    with transaction.atomic():
+        audit_log_write(
+            organization=phrase.organization_id,
+            actor=actor,
+            action="router.labelled_phrase_delete",
+            resource=phrase,
+            diff={"router_id": str(phrase.router_id), "intent": phrase.intent_name},
+        )
+        phrase.delete()

@@ -1,0 +1,168 @@
+"""The semantic stage with the real encoder on the own routing scenarios
+(tests/fixtures/routing/own_scenarios.json): its labels are the oracle, and the
+held-out part was fixed before any tuning. Floors sit a little below what was measured
+(bench/router.py prints the figures: own_heldout_*)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from routers.classification import encoder as encoder_module
+from routers.classification.encoder import CachingEncoder
+from routers.classification.evaluation import (
+    RoutingScore,
+    Scenario,
+    scenario_from_json,
+    score_cases,
+    score_switches,
+)
+from routers.classification.phrase import Phrase
+from routers.classification.semantic import SemanticHead, train_head
+from routers.classification.types import NONE_INTENT
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "routing" / "own_scenarios.json"
+SCENARIOS = json.loads(FIXTURE.read_text(encoding="utf-8"))["scenarios"]
+ACCEPT = 0.9
+MIN_CONFIDENCE = 0.6
+
+
+@pytest.fixture(scope="module")
+def encoder() -> Iterator[CachingEncoder]:
+    mp = pytest.MonkeyPatch()
+    mp.setenv(encoder_module.ENCODER_ENV, "use")
+    encoder_module.reset_encoder()
+    enc = encoder_module.get_encoder()
+    assert enc is not None, "the USE encoder ships in requirements.txt and must load"
+    yield enc
+    encoder_module.reset_encoder()
+    mp.undo()
+
+
+def held_out(raw: dict) -> Scenario:
+    return scenario_from_json(raw, cases_key="heldout", pairs_key="topic_heldout")
+
+
+def tune_phrases(raw: dict) -> tuple[Phrase, ...]:
+    return tuple(Phrase(text=t, intent=g or NONE_INTENT) for t, g in raw["tune"])
+
+
+def averaged(encoder: CachingEncoder, *, learn: bool) -> RoutingScore:
+    scores = []
+    for raw in SCENARIOS:
+        sc = held_out(raw)
+        head = train_head(sc.intents, tune_phrases(raw) if learn else (), encoder=encoder)
+        scores.append(
+            score_cases(head, sc.cases, accept_threshold=ACCEPT, min_confidence=MIN_CONFIDENCE)
+        )
+    precisions = [s.decided_precision for s in scores if s.decided_precision is not None]
+    return RoutingScore(
+        top1=statistics.fmean(s.top1 for s in scores),
+        none_rejected=statistics.fmean(s.none_rejected for s in scores),
+        decided_share=statistics.fmean(s.decided_share for s in scores),
+        decided_precision=statistics.fmean(precisions),
+        in_scope=sum(s.in_scope for s in scores),
+        no_intent=sum(s.no_intent for s in scores),
+    )
+
+
+def test_held_out_accuracy_from_three_examples_per_intent(encoder: CachingEncoder) -> None:
+    score = averaged(encoder, learn=False)
+    # measured: top-1 0.757, none rejected 0.893, decided 0.428 at precision 0.974
+    assert score.top1 >= 0.72
+    assert score.none_rejected >= 0.85
+    assert score.decided_share >= 0.38
+    assert score.decided_precision is not None and score.decided_precision >= 0.94
+
+
+def test_labelled_phrases_teach_the_stage(encoder: CachingEncoder) -> None:
+    before = averaged(encoder, learn=False)
+    after = averaged(encoder, learn=True)
+    # measured with the 59-61 tuning phrases per scenario: top-1 0.836, none 0.964
+    assert after.top1 >= 0.80
+    assert after.top1 >= before.top1 + 0.04
+    assert after.none_rejected >= 0.92
+
+
+def test_semantic_stage_beats_the_lexical_one_on_held_out(encoder: CachingEncoder) -> None:
+    from conversation.llm.local_classifier import LocalClassifier
+    from routers.classification.local import lexical_training_set
+
+    lexical, semantic = [], []
+    for raw in SCENARIOS:
+        sc = held_out(raw)
+        kw = {"accept_threshold": ACCEPT, "min_confidence": MIN_CONFIDENCE}
+        lexical.append(
+            score_cases(LocalClassifier.train(lexical_training_set(sc.intents)), sc.cases, **kw)
+        )
+        semantic.append(score_cases(train_head(sc.intents, encoder=encoder), sc.cases, **kw))
+    assert (
+        statistics.fmean(s.top1 for s in semantic)
+        >= statistics.fmean(s.top1 for s in lexical) + 0.05
+    )
+    assert statistics.fmean(s.decided_share for s in semantic) > 3 * statistics.fmean(
+        s.decided_share for s in lexical
+    )
+
+
+def test_topic_switches_on_held_out_pairs(encoder: CachingEncoder) -> None:
+    moved, kept = [], []
+    for raw in SCENARIOS:
+        sc = held_out(raw)
+        sw = score_switches(
+            train_head(sc.intents, encoder=encoder),
+            sc.pairs,
+            min_confidence=MIN_CONFIDENCE,
+            use_context=False,
+        )
+        moved.append(sw.moved)
+        kept.append(sw.kept)
+    # measured: moved 0.875, kept 0.9375 (today's resolver rule, the message alone)
+    assert statistics.fmean(moved) >= 0.8
+    assert statistics.fmean(kept) >= 0.85
+
+
+@pytest.fixture(scope="module")
+def head(encoder: CachingEncoder) -> SemanticHead:
+    return train_head(held_out(SCENARIOS[0]).intents, encoder=encoder)
+
+
+@pytest.mark.parametrize("text", ["[áudio]", "[áudio de 0:42]", "<Mídia oculta>", "👍👍", "?"])
+def test_media_placeholders_and_emoji_are_none(head: SemanticHead, text: str) -> None:
+    p = head.predict(text)
+    assert (p.label, p.confidence) == (NONE_INTENT, 0.99)
+
+
+@pytest.mark.parametrize("text", ["oi, bom dia", "muito obrigada!!", "kkkkkk", "ok"])
+def test_greetings_and_thanks_are_none(head: SemanticHead, text: str) -> None:
+    assert head.predict(text).label == NONE_INTENT
+
+
+def test_clear_request_is_decided_locally(head: SemanticHead) -> None:
+    p = head.predict("quero pedir uma pizza grande de calabresa pra entregar")
+    assert p.label == "fazer_pedido" and p.confidence >= ACCEPT
+
+
+def test_predict_many_matches_predict(head: SemanticHead) -> None:
+    texts = ["qual o valor da broto?", "[áudio]", "o motoboy já saiu?"]
+    one_by_one = [head.predict(t) for t in texts]
+    together = head.predict_many(texts)
+    assert [(p.label, round(p.confidence, 4)) for p in together] == [
+        (p.label, round(p.confidence, 4)) for p in one_by_one
+    ]
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(max_size=80))
+def test_confidence_is_a_probability_for_any_text(head: SemanticHead, text: str) -> None:
+    p = head.predict(text)
+    assert 0.0 <= p.confidence <= 1.0
+    assert p.label in (*head.labels, NONE_INTENT)
