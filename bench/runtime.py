@@ -1,7 +1,14 @@
-"""Benchmark the conversation runtime: try_handle latency and state serialization.
+"""Benchmark the conversation runtime: try_handle latency, state serialization, and the
+multi-turn adversarial dialogues of tests/runtime_dialogues through the real pipeline.
 
-Run: .venv/bin/python bench/runtime.py
+Run: .venv/bin/python bench/runtime.py            (add --no-dialogues for the pure figures)
 Prints one JSON object per line: {"name", "value", "unit", "n"}. Never asserts timings.
+
+Dialogue figures (each dialogue with the offline classifier and with the scripted model,
+on a scratch SQLite file): ``runtime.dialogues`` (runs), ``runtime.dialogues.wrong_actions``
+(backend actions without a consent naming them, target 0), ``runtime.dialogues.dead_ends``
+(an expected action or answer that never came, or a closure with a request pending,
+target 0), ``runtime.dialogues.failed`` (runs with any failed expectation).
 """
 
 from __future__ import annotations
@@ -65,7 +72,7 @@ def percentile(samples: list[float], q: float) -> float:
     return statistics.quantiles(samples, n=100, method="inclusive")[int(q) - 1]
 
 
-def measure(run: Callable[[int], None], prepare: Callable[[int], None]) -> list[float]:
+def measure(run: Callable[[int], object], prepare: Callable[[int], None]) -> list[float]:
     """Microseconds per call of ``run``; ``prepare`` (untimed) resets state before each."""
     samples = []
     for i in range(WARMUP + N):
@@ -79,7 +86,7 @@ def measure(run: Callable[[int], None], prepare: Callable[[int], None]) -> list[
 
 
 def main() -> None:
-    outputs = {
+    outputs: dict[str, Mapping[str, Any]] = {
         "quero cancelar o VOD e o HBO Max": ACTION,
         "me explica essa fatura": {"kind": "invoice_overview"},
     }
@@ -125,5 +132,54 @@ def main() -> None:
     emit("runtime.state.json_size", len(json.dumps(mid).encode("utf-8")), "bytes", 1)
 
 
+def dialogue_figures() -> None:
+    """Run every dialogue of the suite (both classifiers) and count how they went wrong."""
+    import os
+    import tempfile
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from _django import fresh_database, setup_django
+
+    path = Path(tempfile.gettempdir()) / f"bench_runtime_dialogues_{os.getpid()}.sqlite3"
+    setup_django(
+        f"sqlite:///{path}",
+        ANTHROPIC_API_KEY="",
+        TURN_BURST_WINDOW_S="0",
+        LOG_LEVEL="CRITICAL",
+        CONVERSATION_RUNTIME_ENABLED="true",
+    )
+    try:
+        fresh_database()
+        from django.db import transaction
+        from django.test.utils import setup_test_environment
+
+        from conversation import dispatch
+        from tests.runtime_dialogues.harness import MODES, load_suite, run_dialogue
+
+        setup_test_environment()
+        dispatch.background_thread_enabled = False
+        suite = load_suite()
+        runs = wrong = dead = failed = 0
+        for dialogue in suite.dialogues:
+            for mode in MODES:
+                if mode not in dialogue.modes:
+                    continue
+                with transaction.atomic():
+                    run = run_dialogue(dialogue, mode, suite)
+                    transaction.set_rollback(True)
+                runs += 1
+                wrong += sum(f.kind == "wrong_action" for f in run.failures)
+                dead += sum(f.kind == "dead_end" for f in run.failures)
+                failed += bool(run.failures)
+        emit("runtime.dialogues", runs, "count", runs)
+        emit("runtime.dialogues.wrong_actions", wrong, "count", runs)
+        emit("runtime.dialogues.dead_ends", dead, "count", runs)
+        emit("runtime.dialogues.failed", failed, "count", runs)
+    finally:
+        path.unlink(missing_ok=True)
+
+
 if __name__ == "__main__":
     main()
+    if "--no-dialogues" not in sys.argv[1:]:
+        dialogue_figures()

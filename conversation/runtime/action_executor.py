@@ -184,18 +184,27 @@ class ActionQueueExecutor:
             raise ValueError("no paused workflow to resume")
         on_workflow_resumed(state)
         result = self._tool_adapter.resume(pending, value)
-        self._complete(state, pending.tool, pending.subject, result)
+        self._complete(state, pending.tool, pending.subject, result, resumed=True)
         return result
 
     def _complete(
-        self, state: ConversationState, tool: str, subject: str, result: Mapping[str, Any]
+        self,
+        state: ConversationState,
+        tool: str,
+        subject: str,
+        result: Mapping[str, Any],
+        *,
+        resumed: bool = False,
     ) -> None:
+        summary = summarize(result)
+        if resumed:
+            summary["resumed"] = True
         action = ResolvedAction(
             tool=tool,
             subject=subject,
             tool_kind=ToolKind.ACTION,
             outcome=classify_outcome(result),
-            result_summary=summarize(result),
+            result_summary=summary,
         )
         on_action_completed(state, action)
 

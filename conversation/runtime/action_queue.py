@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from .state import ActionQueue, ActionStep, ResolvedInvoiceItem, ToolCategory
@@ -46,3 +47,22 @@ class ActionQueueBuilder:
 
     def _subject_for(self, items: Sequence[ResolvedInvoiceItem]) -> str:
         return join_pt([i.canonical_name for i in items])
+
+
+def item_from_dict(data: Mapping[str, Any]) -> ResolvedInvoiceItem:
+    """The inverse of ``item_to_dict`` (items carried by a queue or a line question)."""
+    value = data.get("value")
+    return ResolvedInvoiceItem(
+        canonical_name=str(data["canonical_name"]),
+        tool_category=data["tool_category"],
+        item_type=data["item_type"],
+        msisdn=str(data["msisdn"]),
+        value=Decimal(str(value)) if value is not None else None,
+        section=str(data.get("section", "")),
+        raw_entry=dict(data.get("raw_entry") or {}),
+    )
+
+
+def queue_items(queue: ActionQueue) -> tuple[ResolvedInvoiceItem, ...]:
+    """The items a queue still covers (from its cursor), in queue order."""
+    return tuple(item_from_dict(i) for step in queue.steps[queue.cursor :] for i in step.items)

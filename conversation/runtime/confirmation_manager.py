@@ -1,14 +1,17 @@
-"""Create and consume confirmations, behind three guards."""
+"""Create and consume confirmations, behind three guards (and DESIGN §10.1)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .consent import AFFIRMATIONS, is_bare_affirmation, is_canonical_yes
 from .mutations import on_confirmation_consumed, on_confirmation_requested
 from .state import ActionQueue, ConversationState, ConversationStatus, PendingConfirmation
-from .textnorm import normalize_utterance
 
 
 class ConfirmationManager:
-    AFFIRMATIONS = frozenset({"sim", "isso", "isso mesmo", "pode seguir", "correto", "confirmo"})
+    AFFIRMATIONS = AFFIRMATIONS
 
     def create_confirmation(
         self,
@@ -17,17 +20,36 @@ class ConfirmationManager:
         *,
         prompt_text: str,
         turn_index: int,
+        choices: Sequence[Mapping[str, Any]] = (),
+        reasked: int = 0,
     ) -> PendingConfirmation:
-        if action_queue.is_exhausted():
+        """Ask ``prompt_text`` about ``action_queue`` (or, with ``choices``, which line)."""
+        if action_queue.is_exhausted() and not choices:
             raise ValueError("cannot ask to confirm an empty or exhausted queue")
         confirmation = PendingConfirmation(
             id=f"{state.session_id}#{turn_index}",
             authorized_queue=action_queue.copy(),
             asked_turn_index=turn_index,
             prompt_text=prompt_text,
+            choices=tuple(choices),
+            reasked=reasked,
         )
         on_confirmation_requested(state, confirmation)
         return confirmation
+
+    def ask_again(self, state: ConversationState) -> PendingConfirmation:
+        """The pending question again, as asked on this turn (guard 2 restarts from here)."""
+        pending = state.pending_confirmation
+        if pending is None:
+            raise ValueError("no pending confirmation to ask again")
+        return self.create_confirmation(
+            state,
+            pending.authorized_queue,
+            prompt_text=pending.prompt_text,
+            turn_index=state.turn_index,
+            choices=pending.choices,
+            reasked=pending.reasked + 1,
+        )
 
     def consume_if_confirmed(
         self,
@@ -39,19 +61,38 @@ class ConfirmationManager:
     ) -> ActionQueue | None:
         """The authorized queue when every guard passes, else ``None`` (state untouched).
 
-        ``classifier_affirmed`` lets the policy's rule 1 accept an affirmation the LLM
-        recognised in context ("ok, pode"); the status and turn guards still apply.
+        ``classifier_affirmed`` lets the policy's rule 1 accept a yes the classifier
+        recognised in context ("ok, pode"), but only for a message that is nothing but a
+        yes (``consent.is_bare_affirmation``): a qualified, doubtful or contradictory
+        answer never consumes (DESIGN §10.1). The status and turn guards always apply.
         """
         pending = state.pending_confirmation
         # 1. Status: another event (execution, workflow, closure) owns the conversation.
         if state.status is not ConversationStatus.AWAITING_CONFIRMATION or pending is None:
             return None
-        # 2. Turn: only the direct answer to the question authorizes the action.
+        # "Which line?" authorizes nothing: only the confirmation that follows a line answer.
+        if pending.asks_which_line:
+            return None
+        # 2. Turn: only the direct answer to the question authorizes the action; turns the
+        # runtime did not run count too (consent.note_unseen_turn).
         if current_turn_index != pending.asked_turn_index + 1:
             return None
-        # 3. Affirmation: canonical yes only; negations and vague answers never consume.
-        if not classifier_affirmed and normalize_utterance(user_text) not in self.AFFIRMATIONS:
+        # 3. Affirmation: a canonical yes only (after normalisation: "Siiim!", "sim,
+        # obrigado"); negations, qualifiers and vague answers never consume.
+        canonical = is_canonical_yes(user_text)
+        if not canonical and not (classifier_affirmed and is_bare_affirmation(user_text)):
             return None
         queue = pending.authorized_queue.copy()
-        on_confirmation_consumed(state, queue)
+        self._consume(state, queue)
         return queue
+
+    def withdraw(self, state: ConversationState) -> None:
+        """The customer took every item out of the pending request ("menos o VOD" when only
+        the VOD was asked): nothing is pending and nothing will run."""
+        if state.pending_confirmation is None:
+            raise ValueError("no pending confirmation to withdraw")
+        self._consume(state, ActionQueue())
+
+    @staticmethod
+    def _consume(state: ConversationState, queue: ActionQueue) -> None:
+        on_confirmation_consumed(state, queue)

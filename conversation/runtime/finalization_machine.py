@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from .mutations import (
@@ -29,18 +30,41 @@ class FinalizationMachine:
         state: ConversationState,
         tool_result: Mapping[str, Any],
     ) -> Transition:
-        # Order matters: a non-empty queue wins over a paused workflow (spec precedence).
+        # Order matters: a non-empty queue wins over a paused workflow (spec precedence);
+        # the runtime then asks the paused step's question first (``pause_mid_queue``).
         if state.action_queue.current() is not None:
             on_next_action_requested(state)
             return "ask_next_action"
         if tool_result.get("aguardando_resposta") is True:
-            on_workflow_paused(state, self._pending_workflow(state, tool_result))
+            self._pause(state, self._pending_workflow(state, tool_result))
             return "wait_workflow_input"
         if tool_result.get("recomenda_finalizacao") is True:
             on_finalize_recommended(state)
             return "finalize"
-        on_turn_continued(state)
+        self.continue_turn(state)
         return "continue"
+
+    def continue_turn(self, state: ConversationState) -> None:
+        """Nothing left to run or ask: the conversation goes on (status open)."""
+        on_turn_continued(state)
+
+    def pause_mid_queue(self, state: ConversationState, tool_result: Mapping[str, Any]) -> None:
+        """A step paused with steps left (issue 11 item 6): its question comes first; the
+        queue goes on after the customer answers it (the confirmation covered it all)."""
+        self._pause(state, self._pending_workflow(state, tool_result))
+
+    def ask_workflow_again(self, state: ConversationState) -> str:
+        """The paused question again, as asked on this turn (its answer may have gone to
+        someone else: DESIGN §10.1). Returns the question."""
+        pending = state.pending_workflow
+        if pending is None:
+            raise ValueError("no paused workflow to ask about")
+        self._pause(state, replace(pending, asked_turn_index=state.turn_index))
+        return pending.question
+
+    @staticmethod
+    def _pause(state: ConversationState, pending: PendingWorkflowResume) -> None:
+        on_workflow_paused(state, pending)
 
     def build_finalize_payload(self, status: str, summary: str) -> dict[str, Any]:
         if status not in FINALIZATION_STATUSES:
@@ -68,4 +92,5 @@ class FinalizationMachine:
             allowed_values=tuple(str(v) for v in allowed),
             question=str(result.get("question", "")),
             normalize=normalize if normalize in WORKFLOW_NORMALIZERS else "free_text",
+            asked_turn_index=state.turn_index,
         )

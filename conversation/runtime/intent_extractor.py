@@ -8,11 +8,13 @@ turn falls through to the orchestrator instead of breaking.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Literal, Protocol, get_args
 
+from .consent import is_canonical_yes
 from .state import ConversationState, InvoiceAnswer, ResolvedInvoiceItem, ToolKind
-from .textnorm import last_digits, normalize_utterance
+from .textnorm import canonical, last_digits, normalize_utterance, words
 
 IntentKind = Literal[
     "start",
@@ -47,6 +49,126 @@ INTENT_CLASSIFICATION_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# An end phrase is the message when, besides it, at most one word of content is left
+# ("cancelar, obrigada") once courtesy and small talk are removed.
+GOODBYE_MAX_CONTENT_WORDS = 1
+_GOODBYE_SMALL_TALK = frozenset(
+    [
+        "e",
+        "eh",
+        "ok",
+        "entao",
+        "era",
+        "so",
+        "isso",
+        "mesmo",
+        "muito",
+        "mto",
+        "pela",
+        "pelo",
+        "a",
+        "o",
+        "as",
+        "os",
+        "ajuda",
+        "atencao",
+        "tudo",
+        "bem",
+        "certo",
+        "beleza",
+        "blz",
+        "nao",
+        "nada",
+        "mais",
+        "ate",
+        "logo",
+        "boa",
+        "bom",
+        "noite",
+        "tarde",
+        "dia",
+        "valeu",
+        "brigado",
+        "brigada",
+        "tchau",
+        "obrigado",
+        "obrigada",
+        "por",
+        "enquanto",
+        "de",
+        "novo",
+        "voce",
+        "vc",
+        "viu",
+        "foi",
+        "ta",
+        "otimo",
+        "perfeito",
+        "ai",
+        "tenha",
+        "uma",
+        "me",
+        "ajudou",
+        "tchauzinho",
+        "abraco",
+        "abracos",
+        "falou",
+    ]
+)
+# "fui obrigado a pagar", "estou obrigada a": the adjective, not a thank-you.
+_OBLIGED_BEFORE = frozenset(
+    [
+        "fui",
+        "foi",
+        "fomos",
+        "sou",
+        "somos",
+        "e",
+        "era",
+        "estou",
+        "esta",
+        "estamos",
+        "ser",
+        "sendo",
+        "fiquei",
+        "ficou",
+        "ficamos",
+        "sinto",
+        "me",
+        "nos",
+        "sera",
+        "seria",
+    ]
+)
+_OBLIGED_AFTER = frozenset({"a", "de", "pagar"})
+_CANONICAL_NO = frozenset(canonical(n) for n in ("nao", "não", "negativo", "não quero"))
+
+
+def is_goodbye(text: str, end_phrases: Sequence[str]) -> bool:
+    """The amended end-phrase rule (DESIGN §10.2): whole words, and nothing else said."""
+    said = words(text)
+    if not said or "sim" in said:
+        return False
+    phrases = [words(p) for p in end_phrases]
+    if not {p[0] for p in phrases if p} & set(said):
+        return False  # no end phrase at all: the common case
+    found = False
+    for i in range(len(said)):
+        for phrase in phrases:
+            if said[i : i + len(phrase)] != phrase:
+                continue
+            if phrase[-1] in {"obrigado", "obrigada"} and (
+                (i > 0 and said[i - 1] in _OBLIGED_BEFORE)
+                or (i + 1 < len(said) and said[i + 1] in _OBLIGED_AFTER)
+            ):
+                continue  # "fui obrigado a pagar isso"
+            found = True
+    if not found:
+        return False
+    content = [w for w in said if w not in _GOODBYE_SMALL_TALK]
+    return len(content) <= GOODBYE_MAX_CONTENT_WORDS
+
+
 # Conversation window handed to the classifier (short on purpose: cost and focus).
 HISTORY_WINDOW = 6
 # Snapshot lines handed to the classifier (covers a multi-line family invoice).
@@ -68,8 +190,14 @@ class ExtractedIntent:
 
     @property
     def is_affirmation(self) -> bool:
-        """A yes to a question (affirmation wins when the classifier set both flags)."""
+        """A yes to a question. Routing only: affirmation wins when the classifier set both
+        flags, and the confirmation guard then refuses the contradictory text (§10.1)."""
         return self.kind == "confirmation_response" and self.affirmation
+
+    @property
+    def is_contradictory(self) -> bool:
+        """Both yes and no ("sim, quer dizer, não"): neither consumes anything."""
+        return self.affirmation and self.negation
 
     @property
     def is_negation(self) -> bool:
@@ -146,20 +274,31 @@ class IntentExtractor:
         # 2. LLM path with the previous turn's context.
         context = self._build_classifier_context(state, history)
         try:
-            return self._classify_with_llm(user_text, context, callbacks)
+            intent = self._classify_with_llm(user_text, context, callbacks)
         except IntentClassifierError:
             # 3. Degrade to the orchestrator; source marks it for telemetry.
-            return ExtractedIntent(kind="unknown", raw_text=user_text, source="fallback")
+            intent = ExtractedIntent(kind="unknown", raw_text=user_text, source="fallback")
+        return _with_regulated_request(intent)
 
     def _try_rules(self, normalized: str, user_text: str) -> ExtractedIntent | None:
-        # Order matters: ending wins over affirmation and negation ("cancelar, obrigada").
-        if any(phrase in normalized for phrase in self.END_PHRASES):
-            return ExtractedIntent(kind="human_or_end", raw_text=user_text, source="rules")
-        if normalized in self.AFFIRMATIONS:
+        # DESIGN §10.2 departs from the spec here: the spec matches end phrases as
+        # substrings and lets them win over a yes. A canonical yes with a thank-you ("sim,
+        # obrigado", a burst "sim" + "obrigado") is a yes, so it is read first; an end
+        # phrase ends the conversation only when it is the message (the spec's "cancelar,
+        # obrigada" still ends), never when it is a word of its content ("fui obrigado a
+        # pagar", "caso isso continue").
+        if is_canonical_yes(user_text):
             return ExtractedIntent(
                 kind="confirmation_response", affirmation=True, raw_text=user_text, source="rules"
             )
-        if normalized in self.NEGATIONS:
+        if is_goodbye(user_text, self.END_PHRASES):
+            # "não, só isso, obrigada" also declines what was asked: the policy closes
+            # without checking the pending request again.
+            declines = bool(words(user_text)) and canonical(words(user_text)[0]) == "nao"
+            return ExtractedIntent(
+                kind="human_or_end", negation=declines, raw_text=user_text, source="rules"
+            )
+        if normalized in self.NEGATIONS or canonical(user_text) in _CANONICAL_NO:
             return ExtractedIntent(
                 kind="confirmation_response", negation=True, raw_text=user_text, source="rules"
             )
@@ -205,6 +344,35 @@ class IntentExtractor:
             raw_text=user_text,
             source="llm",
         )
+
+
+_REFUND_STEMS = ("devol", "reembols", "ressarc", "estorn", "restitu")
+_DOUBLE = ("em dobro", "o dobro", "dobrado", "dobrada", "duas vezes")
+DOUBLE_REFUND_VERB = "ressarcimento em dobro"
+
+
+@lru_cache(maxsize=1024)
+def asks_double_refund(text: str) -> bool:
+    """A demand for a double refund, however worded ("me devolver em dobro", "meu dinheiro
+    de volta em dobro", "reembolso em dobro"): the regulated refusal is owed (issue 11)."""
+    if "dob" not in text.lower() and "duas vezes" not in text.lower():
+        return False  # the common case, without splitting words
+    said = words(text)
+    form = f" {' '.join(said)} "
+    doubled = any(f" {d} " in form for d in _DOUBLE)
+    refund = " de volta " in form or any(w.startswith(_REFUND_STEMS) for w in said)
+    return doubled and refund
+
+
+def _with_regulated_request(intent: ExtractedIntent) -> ExtractedIntent:
+    """A double-refund demand is a request the refusal script answers, whatever the
+    classifier called it: the script is a regulated obligation, not a judgement call."""
+    if not asks_double_refund(intent.raw_text):
+        return intent
+    verbs = intent.action_verbs
+    if DOUBLE_REFUND_VERB not in verbs:
+        verbs = (*verbs, DOUBLE_REFUND_VERB)
+    return replace(intent, kind="action_request", requested_action=True, action_verbs=verbs)
 
 
 def _str_or_list(value: Any) -> tuple[str, ...]:

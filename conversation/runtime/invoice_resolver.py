@@ -22,11 +22,12 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 from .item_matcher import ItemMatcherError, ItemMatcherLLM
 from .state import ItemType, ResolvedInvoiceItem, ToolCategory
-from .textnorm import fold
+from .textnorm import fold, words
 
 STRATEGIC_NAMES = frozenset(
     {
@@ -52,6 +53,40 @@ SECTIONS: dict[str, tuple[ToolCategory, ItemType]] = {
 }
 # Mentions shorter than this match too much by substring ("a", "o").
 MIN_MENTION_LENGTH = 2
+# Brand and filler words shared by many item names: a mention made only of them names no
+# item ("quero cancelar a vivo" is not "Vivo Play VOD"), and they never identify an item
+# in free text. Words shorter than three letters count as fillers too.
+GENERIC_WORDS = frozenset(
+    {
+        "vivo",
+        "play",
+        "premium",
+        "plus",
+        "digital",
+        "padrao",
+        "com",
+        "anuncios",
+        "servico",
+        "servicos",
+        "plano",
+        "pacote",
+        "assinatura",
+        "linha",
+        "fatura",
+        "conta",
+        "valor",
+        "cobranca",
+        "das",
+        "dos",
+        "uma",
+        "que",
+        "esse",
+        "essa",
+        "isso",
+        "todos",
+        "todas",
+    }
+)
 _MONEY_CLEAN = re.compile(r"[^\d,.\-]")
 
 
@@ -150,9 +185,22 @@ class InvoiceResolver:
         d = fold(desc)
         for mention in mentioned_items:
             m = fold(mention)
-            if len(m) >= MIN_MENTION_LENGTH and (d in m or m in d):
+            if len(m) >= MIN_MENTION_LENGTH and is_specific(m) and (d in m or m in d):
                 return True
         return False
+
+    def scan_text(self, text: str, invoice_detail: Mapping[str, Any]) -> tuple[str, ...]:
+        """Item names a message names by a distinctive word ("e também o Aya" -> Aya Ensina).
+
+        Used when the classifier named nothing but the message is a request or amends one.
+        """
+        said = set(words(text))
+        found: list[str] = []
+        for candidate in self._iter_candidates(invoice_detail):
+            name = candidate.desc
+            if name not in found and any(w in said for w in distinctive_words(name)):
+                found.append(name)
+        return tuple(found)
 
     @staticmethod
     def _parse_money(value: Any) -> Decimal | None:
@@ -281,4 +329,20 @@ def _desc(entry: Mapping[str, Any]) -> str:
 
 
 def _usable(mentions: Sequence[str]) -> list[str]:
-    return [m for m in mentions if isinstance(m, str) and len(fold(m)) >= MIN_MENTION_LENGTH]
+    return [
+        m
+        for m in mentions
+        if isinstance(m, str) and len(fold(m)) >= MIN_MENTION_LENGTH and is_specific(m)
+    ]
+
+
+@lru_cache(maxsize=1024)
+def distinctive_words(name: str) -> tuple[str, ...]:
+    return tuple(w for w in words(name) if len(w) >= 3 and w not in GENERIC_WORDS)
+
+
+@lru_cache(maxsize=1024)
+def is_specific(mention: str) -> bool:
+    """A mention with at least one word that can identify an item (not only a brand)."""
+    folded = words(mention)
+    return not folded or any(len(w) >= 3 and w not in GENERIC_WORDS for w in folded)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .state import (
+    DECISION_TRACE_LIMIT,
     ActionQueue,
     ActionStep,
     ConversationState,
@@ -29,9 +30,6 @@ from .state import (
 
 if TYPE_CHECKING:
     from .intent_extractor import ExtractedIntent
-
-# Telemetry kept in the state is bounded so the persisted JSON stays small.
-DECISION_TRACE_LIMIT = 12
 
 
 # --- turn cycle -------------------------------------------------------------------------
@@ -71,8 +69,9 @@ def on_action_completed(state: ConversationState, action: ResolvedAction) -> Non
     state.last_completed_action = action
     # The latest answer is now an action: a later "sim" no longer closes as "resolvido".
     state.informative_answer_delivered = False
-    # A failed step stays current so a later confirmation can retry it.
-    if action.outcome is not ToolOutcome.FAILURE:
+    # A failed step stays current so a later confirmation can retry it; a resumed workflow's
+    # step left the queue when it paused (a second advance would skip the next step).
+    if action.outcome is not ToolOutcome.FAILURE and not action.result_summary.get("resumed"):
         state.action_queue.advance()
 
 

@@ -14,10 +14,19 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .intent_extractor import ExtractedIntent
-from .state import ActionQueue, ConversationState, FinalizationStatus, ResolvedInvoiceItem
+from .state import (
+    ActionQueue,
+    ConversationState,
+    FinalizationStatus,
+    ResolvedInvoiceItem,
+    ToolKind,
+    ToolOutcome,
+)
 
 DecisionKind = Literal[
     "ask_confirmation",
+    "ask_which_line",
+    "reask_confirmation",
     "execute_action_queue",
     "call_informative_tool",
     "rag",
@@ -56,12 +65,37 @@ class PolicyFacts:
         return self.state.pending_confirmation is not None
 
     @property
+    def answers_pending(self) -> bool:
+        """The pending confirmation is the question this message answers: it was asked on
+        the previous turn (DESIGN §10.1; a turn in between — the runtime's own informative
+        question, the orchestrator's, or one the runtime never saw — makes it stale)."""
+        pending = self.state.pending_confirmation
+        return pending is not None and pending.asked_turn_index >= self.state.turn_index - 1
+
+    @property
+    def goodbye_check_owed(self) -> bool:
+        """A confirmation waits, the customer was not yet asked again, and the goodbye
+        does not decline it ("não, só isso" does)."""
+        pending = self.state.pending_confirmation
+        return pending is not None and pending.reasked == 0 and not self.intent.negation
+
+    @property
+    def just_acted(self) -> bool:
+        """The latest tool was an action that succeeded: a goodbye now is "resolvido"."""
+        last = self.state.last_completed_action
+        return (
+            last is not None
+            and last.tool_kind is ToolKind.ACTION
+            and last.outcome is ToolOutcome.SUCCESS
+        )
+
+    @property
     def wants_action(self) -> bool:
         """An action request, or "não, cancela esses" answering a pending question (1.6)."""
         intent = self.intent
         if intent.kind == "action_request":
             return True
-        return intent.is_negation and bool(intent.action_verbs) and self.has_pending
+        return intent.is_negation and bool(intent.action_verbs) and self.answers_pending
 
 
 Rule = Callable[[PolicyFacts], "ConversationDecision | None"]
@@ -69,6 +103,8 @@ Rule = Callable[[PolicyFacts], "ConversationDecision | None"]
 
 def rule_1_confirmation_consumed(f: PolicyFacts) -> ConversationDecision | None:
     # Rule 1 — the customer says yes to the pending confirmation (VOD + HBO Max case).
+    # Routing only: the confirmation guards decide whether this text consumes it; a stale,
+    # qualified or contradictory yes makes the runtime ask again (DESIGN §10.1).
     if f.intent.is_affirmation and f.has_pending:
         assert f.state.pending_confirmation is not None
         queue = f.state.pending_confirmation.authorized_queue
@@ -84,8 +120,9 @@ def rule_1_5_informative_confirmed(f: PolicyFacts) -> ConversationDecision | Non
 
 
 def rule_1_5b_orphan_negation(f: PolicyFacts) -> ConversationDecision | None:
-    # Rule 1.5b — a "no" with no question pending: the orchestrator interprets it freely.
-    if f.intent.is_negation and not f.has_pending:
+    # Rule 1.5b — a "no" with no confirmation being answered (none pending, or it was asked
+    # before the runtime's own question, issue 11 item 5): the orchestrator interprets it.
+    if f.intent.is_negation and not f.answers_pending:
         return ConversationDecision(
             "fallback_to_orchestrator", "1.5b", reason="negation_without_pending"
         )
@@ -96,7 +133,7 @@ def rule_1_6_negation_with_pending(f: PolicyFacts) -> ConversationDecision | Non
     # Rule 1.6 — "não contratei isso" while a confirmation is pending (CY0006 runs
     # 230207/230336/230436): explain, never push a cancellation. With an action verb the
     # intent falls to the action family instead ("não, cancela esses").
-    if f.intent.is_negation and f.has_pending and not f.intent.action_verbs:
+    if f.intent.is_negation and f.answers_pending and not f.intent.action_verbs:
         return ConversationDecision(
             "fallback_to_orchestrator", "1.6", reason="confirmation_response_negation_pending"
         )
@@ -104,9 +141,19 @@ def rule_1_6_negation_with_pending(f: PolicyFacts) -> ConversationDecision | Non
 
 
 def rule_2_end_requested(f: PolicyFacts) -> ConversationDecision | None:
-    # Rule 2 — "não, só isso obrigada": the customer ends the conversation (e2e case 3).
-    if f.intent.kind == "human_or_end":
-        return ConversationDecision("finalize", "2", status="nao_resolvido")
+    # Rule 2 — "não, só isso obrigada": the customer ends the conversation (e2e case 3);
+    # "tchau" right after a successful action is "resolvido" (issue 11 item 7).
+    if f.intent.kind == "human_or_end" and not f.goodbye_check_owed:
+        status: FinalizationStatus = "resolvido" if f.just_acted else "nao_resolvido"
+        return ConversationDecision("finalize", "2", status=status)
+    return None
+
+
+def rule_2_5_end_with_pending(f: PolicyFacts) -> ConversationDecision | None:
+    # Rule 2.5 — "obrigado" while a confirmation waits (issue 11 item 3): never close on a
+    # pending request unannounced; say it was not done and ask once more.
+    if f.intent.kind == "human_or_end" and f.goodbye_check_owed:
+        return ConversationDecision("reask_confirmation", "2.5", reason="goodbye_with_pending")
     return None
 
 
@@ -122,12 +169,11 @@ def rule_3_conceptual_question(f: PolicyFacts) -> ConversationDecision | None:
 
 
 def rule_3_5_ambiguous_item(f: PolicyFacts) -> ConversationDecision | None:
-    # Rule 3.5 — "cancela o Aya" with two Ayas (incident "dois-ayas"): let the
-    # orchestrator ask which one; one ambiguous mention is enough.
+    # Rule 3.5 — "cancela o Aya" with two Ayas (incident "dois-ayas"; issue 11 item 4): the
+    # runtime asks which line itself, naming the lines, so that the answer can resolve it
+    # (the orchestrator's question left it a dead end). One ambiguous mention is enough.
     if f.wants_action and f.has_ambiguity:
-        return ConversationDecision(
-            "fallback_to_orchestrator", "3.5", reason="ambiguous_item_match"
-        )
+        return ConversationDecision("ask_which_line", "3.5", reason="ambiguous_item_match")
     return None
 
 
@@ -165,6 +211,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("1.5b", rule_1_5b_orphan_negation),
     ("1.6", rule_1_6_negation_with_pending),
     ("2", rule_2_end_requested),
+    ("2.5", rule_2_5_end_with_pending),
     ("3", rule_3_conceptual_question),
     ("3.5", rule_3_5_ambiguous_item),
     ("4", rule_4_invoice_overview),

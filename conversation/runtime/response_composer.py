@@ -11,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .channel_adapter import ChannelAdapter, format_brl, to_decimal
+from .intent_extractor import asks_double_refund
 from .invoice_resolver import ItemResolution
+from .line_choice import describe_lines
 from .script_catalog import RenderedMessage, ScriptCatalog
 from .state import (
     ActionQueue,
@@ -135,6 +137,53 @@ class ResponseComposer:
             return f"Concluí apenas parte da solicitação sobre {subject}."
         return f"Não consegui concluir a solicitação sobre {subject} agora."
 
+    def which_line(
+        self, ambiguous: Sequence[ItemResolution], invoice_detail: Mapping[str, Any]
+    ) -> str:
+        """Ask which item (or line) an ambiguous mention means, as the customer sees them."""
+        questions = []
+        for resolution in ambiguous:
+            matches = resolution.matches
+            names = list(dict.fromkeys(m.canonical_name for m in matches))
+            if len(names) == 1:
+                lines = len({m.msisdn for m in matches})
+                every = "das duas" if lines == 2 else "de todas"
+                questions.append(
+                    f"O serviço {names[0]} aparece em mais de uma linha da sua fatura: "
+                    f"{describe_lines(matches, invoice_detail)}. De qual linha você está "
+                    f"falando? Pode responder com o final do número ou dizer “{every}”."
+                )
+            else:
+                options = join_pt(
+                    [f"{m.canonical_name} (linha final {last_digits(m.msisdn)})" for m in matches]
+                )
+                questions.append(
+                    f"Encontrei mais de um serviço para “{resolution.mention}”: {options}. "
+                    "Qual deles?"
+                )
+        return "\n\n".join(questions)
+
+    def ask_again(self, prompt: str, why: str) -> str:
+        """The same question again, saying why it is asked again (DESIGN §10.1)."""
+        if why == "goodbye":
+            return f"Antes de encerrar: ainda não concluí a sua solicitação. {prompt}"
+        if why == "line":
+            return f"Só para ter certeza: {prompt}"
+        if why == "unclear":
+            return (
+                f"Só para ter certeza: {prompt} Responda *sim* para confirmar ou *não* para "
+                "deixar como está."
+            )
+        # Asked again after a turn in between: the question itself, word for word.
+        return prompt
+
+    def request_dropped(self, subjects: Sequence[str]) -> str:
+        """Said when the conversation closes with a request never confirmed."""
+        return f"Não segui com a solicitação sobre {join_pt(list(subjects))}."
+
+    def nothing_left(self) -> str:
+        return "Certo, então não vou seguir com nenhum desses. Posso ajudar com mais alguma coisa?"
+
     def retry_question(self, subject: str) -> str:
         return f"Quer que eu tente de novo a solicitação sobre {subject}?"
 
@@ -166,9 +215,15 @@ class ResponseComposer:
     def closing(self, status: FinalizationStatus) -> RenderedMessage:
         return self.from_catalog(CLOSING_SCRIPTS[status])
 
-    def regulated_preamble(self, action_verbs: Sequence[str]) -> tuple[RenderedMessage, ...]:
-        """Regulated scripts owed before confirming, from the customer's action verbs."""
+    def regulated_preamble(
+        self, action_verbs: Sequence[str], text: str = ""
+    ) -> tuple[RenderedMessage, ...]:
+        """Regulated scripts owed before confirming, from the customer's action verbs and,
+        for the double-refund refusal, from how they worded it (issue 11: "me devolver em
+        dobro", "reembolso em dobro" are the same demand)."""
         triggers = {PREAMBLE_TRIGGERS_BY_VERB.get(slug(verb)) for verb in action_verbs}
+        if any("dobro" in slug(verb) for verb in action_verbs) or asks_double_refund(text):
+            triggers.add("ressarcimento_em_dobro")
         out = []
         for trigger in dict.fromkeys(PREAMBLE_TRIGGERS_BY_VERB.values()):
             script = self._catalog.select_by_trigger(trigger) if trigger in triggers else None

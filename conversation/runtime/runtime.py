@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .action_executor import ActionQueueExecutor, ToolAdapter, ToolBackend, ValueInterpreter
-from .action_queue import ActionQueueBuilder
+from .action_queue import ActionQueueBuilder, item_to_dict, queue_items
 from .clock import Clock, SystemClock
 from .confirmation_manager import ConfirmationManager
 from .finalization_machine import FinalizationMachine
@@ -24,20 +24,14 @@ from .intent_extractor import (
     IntentClassifierLLM,
     IntentExtractor,
 )
-from .invoice_resolver import InvoiceResolver, ResolutionOutcome
+from .invoice_resolver import InvoiceResolver
 from .item_matcher import ItemMatcherLLM
 from .mutations import (
-    on_decision_traced,
-    on_in_context_message,
-    on_informative_answered,
-    on_invoice_answer,
-    on_invoice_snapshot_invalidated,
-    on_invoice_snapshot_populated,
     on_msisdn_changed,
-    on_off_context_detected,
     on_turn_started,
 )
 from .policy_engine import ConversationDecision, PolicyEngine
+from .request_reading import RequestReading, _Turn
 from .response_composer import ResponseComposer
 from .result import Part, RuntimeResult, reply
 from .script_catalog import SCRIPTS_DIR, ScriptCatalog
@@ -48,28 +42,16 @@ from .state import (
     ConversationState,
     ConversationStatus,
     FinalizationStatus,
-    ResolvedAction,
     ToolKind,
     ToolOutcome,
 )
 from .store import ConversationStateStore, InMemoryStateStore
+from .turn_bookkeeping import TurnBookkeeping
 
 logger = logging.getLogger(__name__)
 
-_NO_RESOLUTION = ResolutionOutcome(resolved=(), ambiguous=(), not_found=())
 
-
-@dataclass
-class _Turn:
-    """Per-turn scratch data (never persisted)."""
-
-    context: MutableMapping[str, Any]
-    intent: ExtractedIntent
-    executed: list[ResolvedAction] = field(default_factory=list)
-    resolution: ResolutionOutcome = _NO_RESOLUTION
-
-
-class ConversationRuntime:
+class ConversationRuntime(RequestReading, TurnBookkeeping):
     def __init__(
         self,
         *,
@@ -115,8 +97,16 @@ class ConversationRuntime:
         # A paused workflow is answered before any classification (the runtime owns resume).
         value = self._workflow_answer(state, user_text)
         if value is not None:
+            # Only the turn right after the question answers it (DESIGN §10.1).
+            current = state.pending_workflow is not None and (
+                state.pending_workflow.asked_turn_index == state.turn_index
+            )
             intent = ExtractedIntent(kind="confirmation_response", raw_text=user_text)
             turn = self._start_turn(state, intent, context)
+            if not current:
+                question = self._finalization.ask_workflow_again(state)
+                result = reply([self._composer.ask_again(question, "stale")])
+                return self._finish(state, turn, result, decision="ask_again", rule="consent")
             result = self._drive(state, turn, self._executor.resume_current(state, value))
             return self._finish(state, turn, result, decision="resume_workflow", rule="resume")
 
@@ -127,6 +117,7 @@ class ConversationRuntime:
         turn = self._start_turn(state, intent, context)
         self._record_turn_signals(state, intent)
 
+        # Guards 1-3 with the text alone: a canonical yes to the question just asked.
         queue = self._confirmations.consume_if_confirmed(
             state, user_text, current_turn_index=state.turn_index
         )
@@ -136,11 +127,16 @@ class ConversationRuntime:
                 state, turn, result, decision="execute_action_queue", rule="confirmation_manager"
             )
 
-        if _asks_for_action(intent):
-            invoice_detail = context.get("invoice_detail") or {}
-            turn.resolution = self._resolver.resolve(
-                intent.mentioned_items, invoice_detail, callbacks=callbacks
-            )
+        # An answer that changes the pending request (a qualified yes, a line) is a new one.
+        request = self._amended_request(state, turn, callbacks)
+        if isinstance(request, RuntimeResult):
+            return self._finish(state, turn, request, decision="ask_again", rule="consent")
+        if request is not None:
+            turn.resolution = request
+            intent = replace(intent, kind="action_request", requested_action=True)
+            turn.intent = intent
+        elif _asks_for_action(intent):
+            turn.resolution = self._resolve_request(state, turn, callbacks)
         resolved = turn.resolution.resolved
         action_queue = self._builder.build(resolved) if resolved else ActionQueue()
         decision = self._policy.decide(
@@ -161,7 +157,7 @@ class ConversationRuntime:
         self._session_id = state.session_id
         self._store.save({"session_id": state.session_id}, state)
 
-    # --- routing ------------------------------------------------------------------------
+    # --- requests and the answers that amend them ------------------------------------
 
     def _route(
         self, state: ConversationState, turn: _Turn, decision: ConversationDecision
@@ -171,43 +167,64 @@ class ConversationRuntime:
         if decision.kind == "ask_confirmation":
             assert decision.action_queue is not None
             return self._ask_confirmation(state, turn, decision.action_queue)
+        if decision.kind == "ask_which_line":
+            return self._ask_which_line(state, turn)
+        if decision.kind == "reask_confirmation":
+            return self._ask_again(state, "goodbye")
         if decision.kind == "call_informative_tool":
             return self._explain_invoice(state, turn)
         if decision.kind == "rag":
             return self._answer_with_rag(state, turn, decision.queries)
         if decision.kind == "item_not_found":
-            # Status stays as it was: the customer rephrases.
-            return reply([self._composer.item_not_found(turn.intent.mentioned_items)])
+            # Status stays as it was: the customer rephrases. A regulated refusal is owed
+            # whatever was named ("reembolso em dobro de um serviço que não está aqui").
+            intent = turn.intent
+            preamble = self._composer.regulated_preamble(intent.action_verbs, intent.raw_text)
+            return reply([*preamble, self._composer.item_not_found(intent.mentioned_items)])
         if decision.kind == "finalize":
             assert decision.status is not None
             return self._finalize(state, decision.status, [])
         return self._fallback(state, turn, decision.reason or "uncovered_intent")
 
     def _execute_confirmed(self, state: ConversationState, turn: _Turn) -> RuntimeResult:
-        # Rule 1 with an affirmation only the classifier recognised ("ok, pode").
+        # Rule 1 with an affirmation only the classifier recognised ("ok, pode"): it counts
+        # only for a message that is nothing but a yes, never a contradictory one.
+        intent = turn.intent
         queue = self._confirmations.consume_if_confirmed(
             state,
-            turn.intent.raw_text,
+            intent.raw_text,
             current_turn_index=state.turn_index,
-            classifier_affirmed=True,
+            classifier_affirmed=not intent.is_contradictory,
         )
         if queue is not None:
             return self._drive(state, turn, self._executor.execute_next(state))
-        # Not the direct answer to the question: ask again rather than act on a stale yes.
+        # Not a consent to the question just asked: ask it again rather than act.
         pending = state.pending_confirmation
         assert pending is not None
+        stale = pending.asked_turn_index != state.turn_index - 1
+        return self._ask_again(state, "stale" if stale else "unclear")
+
+    def _ask_which_line(self, state: ConversationState, turn: _Turn) -> RuntimeResult:
+        """Rule 3.5: name the candidates as the customer sees them; hold the rest."""
+        outcome = turn.resolution
+        invoice = turn.context.get("invoice_detail") or {}
+        choices = [m for r in outcome.ambiguous for m in r.matches]
+        held = self._builder.build(outcome.resolved) if outcome.resolved else ActionQueue()
+        question = self._composer.which_line(outcome.ambiguous, invoice)
         self._confirmations.create_confirmation(
             state,
-            pending.authorized_queue,
-            prompt_text=pending.prompt_text,
+            held,
+            prompt_text=question,
             turn_index=state.turn_index,
+            choices=[item_to_dict(c) for c in dict.fromkeys(choices)],
         )
-        return reply([pending.prompt_text])
+        return reply([question])
 
     def _ask_confirmation(
         self, state: ConversationState, turn: _Turn, queue: ActionQueue
     ) -> RuntimeResult:
-        preamble = self._composer.regulated_preamble(turn.intent.action_verbs)
+        intent = turn.intent
+        preamble = self._composer.regulated_preamble(intent.action_verbs, intent.raw_text)
         prompt = self._composer.confirmation(queue)
         self._confirmations.create_confirmation(
             state, queue, prompt_text=prompt, turn_index=state.turn_index
@@ -263,15 +280,20 @@ class ConversationRuntime:
                 parts.append(self._composer.anything_else())
                 return reply(parts)
             turn.executed.append(action)
+            paused = result.get("aguardando_resposta") is True
             transition = self._finalization.after_tool_result(state, result)
             message = result.get("message")
-            parts.append(
-                message.strip()
-                if isinstance(message, str) and message.strip()
-                else self._composer.action_outcome(action.subject, action.outcome)
-            )
+            if isinstance(message, str) and message.strip():
+                parts.append(message.strip())
+            elif not paused:
+                # A paused step did nothing yet: no "concluí apenas parte" (issue 11 item 6).
+                parts.append(self._composer.action_outcome(action.subject, action.outcome))
             if action.outcome is ToolOutcome.FAILURE:
                 return reply([*parts, *self._offer_retry(state)])
+            if paused and transition == "ask_next_action":
+                # Paused mid-queue: its question first; the queue goes on after the answer.
+                self._finalization.pause_mid_queue(state, result)
+                transition = "wait_workflow_input"
             if transition == "ask_next_action":
                 current = state.action_queue.current()
                 assert current is not None
@@ -301,6 +323,12 @@ class ConversationRuntime:
     def _finalize(
         self, state: ConversationState, status: FinalizationStatus, parts: list[Part]
     ) -> RuntimeResult:
+        pending = state.pending_confirmation
+        if pending is not None:
+            # Closing drops a request never confirmed: say so (issue 11 item 3).
+            subjects = [i.canonical_name for i in queue_items(pending.authorized_queue)]
+            subjects += [str(c.get("canonical_name", "")) for c in pending.choices]
+            parts = [*parts, self._composer.request_dropped(list(dict.fromkeys(subjects)))]
         self._finalization.mark_closed(state, status)
         payload = self._finalization.build_finalize_payload(status, state.to_prompt_context())
         return reply([*parts, self._composer.closing(status)], finalization=payload)
@@ -325,85 +353,6 @@ class ConversationRuntime:
         if isinstance(msisdn, str) and msisdn and msisdn != state.msisdn:
             on_msisdn_changed(state, msisdn)
         return _Turn(context, intent)
-
-    def _record_turn_signals(self, state: ConversationState, intent: ExtractedIntent) -> None:
-        if intent.kind == "off_context":
-            on_off_context_detected(state)
-        elif intent.kind != "unknown" and state.off_context_count:
-            # "in a row": any classified in-context turn resets; an unknown one says nothing.
-            on_in_context_message(state)
-        answers_informative = state.pending_confirmation is None and (
-            state.informative_answer_delivered
-        )
-        if answers_informative and (intent.is_affirmation or intent.is_negation):
-            on_invoice_answer(state, "SIM" if intent.is_affirmation else "NAO")
-
-    def _informative_answered(self, state: ConversationState, tool: str, kind: ToolKind) -> None:
-        action = ResolvedAction(
-            tool=tool,
-            subject="fatura" if kind is ToolKind.EXPLANATION else "base de conhecimento",
-            tool_kind=kind,
-            outcome=ToolOutcome.SUCCESS,
-            result_summary={"success": True},
-        )
-        on_informative_answered(state, action)
-
-    def _populate_invoice_snapshot_if_needed(self, state: ConversationState, turn: _Turn) -> None:
-        invoice_detail = turn.context.get("invoice_detail")
-        if not invoice_detail:
-            return
-        snapshot = self._resolver.build_snapshot(invoice_detail, state.msisdn)
-        on_invoice_snapshot_populated(state, snapshot, state.msisdn, state.turn_index)
-
-    def _invalidate_stale_snapshot(self, state: ConversationState, turn: _Turn) -> None:
-        if not state.invoice_snapshot:
-            return
-        line_changed = state.invoice_snapshot_source_msisdn != state.msisdn
-        cancelled = any(
-            a.tool == "cancelar_vas_avulso" and a.outcome is ToolOutcome.SUCCESS
-            for a in turn.executed
-        )
-        if line_changed or cancelled:
-            on_invoice_snapshot_invalidated(state)
-
-    def _finish(
-        self,
-        state: ConversationState,
-        turn: _Turn,
-        result: RuntimeResult,
-        *,
-        decision: str,
-        rule: str,
-    ) -> RuntimeResult:
-        self._invalidate_stale_snapshot(state, turn)
-        entry: dict[str, Any] = {
-            "turn": state.turn_index,
-            "at": self._clock.now().isoformat(),
-            "intent": turn.intent.kind,
-            "source": turn.intent.source,
-            "decision": decision,
-            "rule": rule,
-            "handled": result.handled,
-        }
-        if result.fallback_reason:
-            entry["reason"] = result.fallback_reason
-        if turn.resolution is not _NO_RESOLUTION:
-            entry["items"] = [i.canonical_name for i in turn.resolution.resolved]
-            entry["ambiguous"] = len(turn.resolution.ambiguous)
-            entry["not_found"] = len(turn.resolution.not_found)
-        on_decision_traced(state, entry)
-        self._store.save(turn.context, state)
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug(
-                "conversation runtime turn",
-                extra={
-                    "session_id": state.session_id,
-                    "turn_index": state.turn_index,
-                    "decision": decision,
-                    "rule": rule,
-                },
-            )
-        return replace(result, decision=decision, rule=rule)
 
 
 def _asks_for_action(intent: ExtractedIntent) -> bool:

@@ -2,9 +2,9 @@
 
 Enums become their values, ``Decimal`` a string, tuples lists; ``None`` optionals are
 left out. Known older versions migrate in a chain (v6 -> v7 adds the empty invoice
-snapshot); an unknown or missing version yields a fresh state that keeps the session id
-(sessions are short, so a reset is cheaper than guessing). Malformed data at a known
-version raises ``ValueError``.
+snapshot, v7 -> v8 the consent fields); an unknown or missing version yields a fresh
+state that keeps the session id (sessions are short, so a reset is cheaper than
+guessing). Malformed data at a known version raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def serialize_state(state: ConversationState) -> dict[str, Any]:
             "authorized_queue": _ser_queue(pc.authorized_queue),
             "asked_turn_index": pc.asked_turn_index,
             "prompt_text": pc.prompt_text,
+            "choices": [_jsonable(c) for c in pc.choices],
+            "reasked": pc.reasked,
         }
     if state.pending_workflow is not None:
         pw = state.pending_workflow
@@ -68,6 +70,7 @@ def serialize_state(state: ConversationState) -> dict[str, Any]:
             "allowed_values": list(pw.allowed_values),
             "question": pw.question,
             "normalize": pw.normalize,
+            "asked_turn_index": pw.asked_turn_index,
         }
     if state.last_completed_action is not None:
         la = state.last_completed_action
@@ -121,7 +124,28 @@ def _v6_to_v7(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {6: _v6_to_v7}
+def _v7_to_v8(data: dict[str, Any]) -> dict[str, Any]:
+    # v8 bound consent to its question: a stored confirmation was a plain one asked once;
+    # a stored paused workflow counts as asked on the state's last turn, so the answer
+    # the customer is about to give still resumes it (as it did before the upgrade).
+    out = dict(data)
+    out["schema_version"] = 8
+    if isinstance(out.get("pending_confirmation"), Mapping):
+        pc = dict(out["pending_confirmation"])
+        pc.setdefault("choices", [])
+        pc.setdefault("reasked", 0)
+        out["pending_confirmation"] = pc
+    if isinstance(out.get("pending_workflow"), Mapping):
+        pw = dict(out["pending_workflow"])
+        pw.setdefault("asked_turn_index", int(out.get("turn_index", 0)))
+        out["pending_workflow"] = pw
+    return out
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    6: _v6_to_v7,
+    7: _v7_to_v8,
+}
 
 
 def _fresh(persisted: Mapping[str, Any]) -> ConversationState:
@@ -141,6 +165,8 @@ def _from_current(data: Mapping[str, Any]) -> ConversationState:
             authorized_queue=_deser_queue(pc["authorized_queue"]),
             asked_turn_index=int(pc["asked_turn_index"]),
             prompt_text=str(pc["prompt_text"]),
+            choices=tuple(dict(c) for c in pc["choices"]),
+            reasked=int(pc["reasked"]),
         )
     pending_workflow = None
     if "pending_workflow" in data:
@@ -153,6 +179,7 @@ def _from_current(data: Mapping[str, Any]) -> ConversationState:
             allowed_values=tuple(str(v) for v in pw["allowed_values"]),
             question=str(pw["question"]),
             normalize=_member(pw["normalize"], WORKFLOW_NORMALIZERS, "normalize"),
+            asked_turn_index=int(pw["asked_turn_index"]),
         )
     last_action = None
     if "last_completed_action" in data:

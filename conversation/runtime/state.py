@@ -18,7 +18,9 @@ from typing import Any, Literal
 from .textnorm import last_digits
 
 # v7: invoice snapshot for plural anaphora (+ pending workflow, active msisdn).
-SCHEMA_VERSION: int = 7
+# v8: consent bound to the question: a confirmation may ask which line (choices) and
+# counts how often it was asked again; a paused workflow records the turn that asked.
+SCHEMA_VERSION: int = 8
 
 InvoiceAnswer = Literal["SIM", "NAO"]
 ToolCategory = Literal["cancelar_vas_avulso", "vas_estrategico", "pro_rata"]
@@ -62,6 +64,10 @@ class ToolOutcome(StrEnum):
     NO_MATCH = "no_match"
     FAILURE = "failure"
     PARTIAL = "partial"
+
+
+# Telemetry kept in the state is bounded so the persisted JSON stays small.
+DECISION_TRACE_LIMIT = 12
 
 
 @dataclass(frozen=True)
@@ -113,10 +119,26 @@ class ActionQueue:
 
 @dataclass(frozen=True)
 class PendingConfirmation:
+    """The runtime's open question and what a yes to it would authorize.
+
+    ``prompt_text`` is what was asked, ``asked_turn_index`` when (guard 2: only the next
+    turn answers it). With ``choices`` the question is "which line?": the candidates are
+    item dicts (``action_queue.item_to_dict``) on several lines, ``authorized_queue`` holds
+    what the request already covers, and no yes ever consumes it — a line answer turns it
+    into a confirmation that names exactly the chosen items. ``reasked`` counts how many
+    times the same question was asked again (a goodbye checks once, then closes).
+    """
+
     id: str
     authorized_queue: ActionQueue = field(hash=False)
     asked_turn_index: int
     prompt_text: str
+    choices: tuple[Mapping[str, Any], ...] = field(default=(), hash=False)
+    reasked: int = 0
+
+    @property
+    def asks_which_line(self) -> bool:
+        return bool(self.choices)
 
 
 @dataclass(frozen=True)
@@ -130,6 +152,8 @@ class PendingWorkflowResume:
     allowed_values: tuple[str, ...]
     question: str
     normalize: WorkflowNormalize = "free_text"
+    # The turn that asked ``question``: only the next turn answers it (DESIGN §10.1).
+    asked_turn_index: int = 0
 
 
 @dataclass(frozen=True)

@@ -48,3 +48,25 @@ def last_digits(msisdn: str, count: int = 4) -> str:
     """The final digits of a line number, as customers identify their lines."""
     digits = "".join(ch for ch in msisdn if ch.isdigit())
     return digits[-count:] if digits else msisdn
+
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+_REPEATS = re.compile(r"([a-z])\1+")
+
+
+@lru_cache(maxsize=4096)
+def canonical(text: str) -> str:
+    """The form short answers are compared in: folded, emoji and punctuation dropped,
+    stretched letters collapsed ("Siiim!! 👍" -> "sim", "Não." -> "nao").
+
+    Repeated letters collapse everywhere, so compare against ``canonical`` of the
+    reference too ("isso" -> "iso").
+    """
+    words = _NON_WORD.sub(" ", fold(text)).split()
+    return " ".join(_REPEATS.sub(r"\1", w) for w in words)
+
+
+@lru_cache(maxsize=4096)
+def words(text: str) -> tuple[str, ...]:
+    """Folded words (letters and digits) of ``text``, punctuation and emoji dropped."""
+    return tuple(_NON_WORD.sub(" ", fold(text)).split())

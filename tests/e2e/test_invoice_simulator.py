@@ -7,7 +7,7 @@ import pytest
 
 from conversation.models import Conversation, RuntimeAction
 from tests import factories
-from tests.runtime_shell.conftest import make_desk
+from tests.runtime_adapters.conftest import make_desk
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

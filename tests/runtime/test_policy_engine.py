@@ -127,11 +127,9 @@ def test_rule_3_with_nothing_to_search_has_no_queries() -> None:
 
 def test_rule_3_5_ambiguity_wins_over_ask_confirmation() -> None:
     d = decide(kind="action_request", requested_action=True, items=1, ambiguous=True)
-    assert (d.kind, d.reason, d.rule) == (
-        "fallback_to_orchestrator",
-        "ambiguous_item_match",
-        "3.5",
-    )
+    # Issue 11 item 4: the runtime asks which line itself (the orchestrator's question was
+    # a dead end: nothing could read the answer).
+    assert (d.kind, d.reason, d.rule) == ("ask_which_line", "ambiguous_item_match", "3.5")
 
 
 def test_rule_4_invoice_overview_calls_the_explanation_tool() -> None:

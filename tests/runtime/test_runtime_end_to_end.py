@@ -213,14 +213,14 @@ def test_stale_yes_asks_the_confirmation_again(talk: Conversation) -> None:
     assert len(talk.backend.executed) == 2
 
 
-def test_ambiguous_mention_falls_back_with_a_directive(talk: Conversation) -> None:
+def test_ambiguous_mention_asks_which_line(talk: Conversation) -> None:
+    # Issue 11 item 4 replaced the orchestrator's question (a dead end) with the runtime's.
     result = talk.say("cancela o aya")
-    assert not result.handled and result.fallback_reason == "ambiguous_item_match"
-    assert result.orchestrator_directive is not None
-    assert "Aya Ensina (linha final 4321); Aya Ensina (linha final 5678)" in (
-        result.orchestrator_directive
-    )
-    assert "conversation_state_summary" in talk.context
+    assert result.handled and (result.decision, result.rule) == ("ask_which_line", "3.5")
+    assert result.content is not None
+    assert "final 4321 (titular, Maria Souza) e final 5678" in result.content
+    pending = talk.state.pending_confirmation
+    assert pending is not None and pending.asks_which_line and len(pending.choices) == 2
     assert talk.state.decision_trace[-1]["ambiguous"] == 1
 
 
@@ -284,7 +284,7 @@ def test_conceptual_question_answers_inline_with_rag(talk: Conversation) -> None
 
 
 def test_rag_without_query_or_answer_falls_back(backend: DemoBackend) -> None:
-    outputs = {
+    outputs: dict[str, dict[str, Any]] = {
         "   ": {"kind": "conceptual_question"},
         "o que é o fulano?": {"kind": "conceptual_question", "rag_query": ["fulano o que é"]},
     }

@@ -111,7 +111,7 @@ def test_round_trip_with_pending_confirmation_nested_queue() -> None:
 def test_round_trip_of_the_v7_invoice_snapshot() -> None:
     state = rich_state()
     data = serialize_state(state)
-    assert data["schema_version"] == SCHEMA_VERSION == 7
+    assert data["schema_version"] == SCHEMA_VERSION == 8
     assert data["invoice_snapshot"][0]["value"] == "14.90"
     restored = round_trip(state)
     assert restored.invoice_snapshot == state.invoice_snapshot
@@ -144,7 +144,7 @@ def test_v6_session_restores_with_an_empty_snapshot() -> None:
     ):
         v6.pop(key)
     restored = deserialize_state(v6)
-    assert restored.schema_version == 7 and restored.invoice_snapshot == ()
+    assert restored.schema_version == 8 and restored.invoice_snapshot == ()
     assert restored.pending_workflow is None and restored.msisdn == ""
     assert restored.action_queue == rich_state().action_queue
     assert restored.pending_confirmation == rich_state().pending_confirmation

@@ -112,7 +112,7 @@ def test_action_queue_advance_stops_at_the_end_when_exhausted() -> None:
 
 def test_conversation_state_defaults_are_safe_without_arguments() -> None:
     state = ConversationState()
-    assert state.schema_version == SCHEMA_VERSION == 7
+    assert state.schema_version == SCHEMA_VERSION == 8
     assert state.status is ConversationStatus.OPEN and state.channel is Channel.VOICE
     assert state.action_queue.is_empty() and state.decision_trace == []
     assert state.pending_confirmation is None and state.pending_workflow is None
