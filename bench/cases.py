@@ -1,13 +1,25 @@
-"""Human-case benchmarks: promise-detector throughput (more measurements join BENCHES later).
+"""Human-case benchmarks: the promise detector (quality per stage, throughput), the inbox.
 
-Run from the repository root: ``.venv/bin/python bench/cases.py``. Prints one JSON object per
-line: {"name", "value", "unit", "n"}. Nothing here asserts a timing.
+Run from the repository root: ``.venv/bin/python bench/cases.py`` (``--promise`` for the
+detector lines only). Prints one JSON object per line: {"name", "value", "unit", "n"}.
+Nothing here asserts a timing or a score.
 
-The detector's target is >= 50,000 messages/s on typical 1-3 sentence agent messages. The
-input is the labelled corpus of tests/fixtures/promises (half promises, half near misses,
-which is harder than real traffic: most real messages contain no anchor word at all),
-repeated to at least 100,000 messages. Wall-clock and CPU-time figures are both printed:
-on a shared machine the CPU figure is the one that says what the code costs.
+Detector quality is measured on two labelled sets the detector was never trained or tuned on:
+``dev`` (tests/fixtures/promises/promise_dev.json, 120 messages written for this project by
+someone else) and ``heldout`` (heldout_llm.json, written before the learned stage was tuned).
+Per set and stage it prints precision and recall of
+
+* ``rules``: the rules alone;
+* ``local``: rules, then the learned stage (what ``detect_human_promise`` answers);
+* ``oracle_check``: the local stages, with the uncertain band settled by an oracle standing
+  in for the model check (the label itself) — the ceiling of a perfect model check;
+* ``model_check_share``: the share of messages in the uncertain band (sent to the model).
+
+Targets (issue 12): local recall >= 0.95 at precision >= 0.97; share <= 0.15; the local
+stages >= 20,000 messages/s. Throughput input is the labelled corpus of tests/fixtures/promises
+(half promises, half near misses, harder than real traffic), repeated to at least 100,000
+messages. Wall-clock and CPU-time figures are both printed: on a shared machine the CPU
+figure is the one that says what the code costs.
 
 To add a benchmark, write a function that yields result lines and append it to BENCHES.
 """
@@ -18,6 +30,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cases.guardrail import PROMISE_DETECTOR_VERSION, detect_human_promise  # noqa: E402
+from cases.guardrail.promise import assess_promise, detect_rule_promise  # noqa: E402
+from cases.guardrail.promise_learned import (  # noqa: E402
+    CALIBRATION_PATH,
+    Calibration,
+    load_corpus,
+    train_model,
+)
 
 PROMISES = ROOT / "tests" / "fixtures" / "promises"
 MIN_MESSAGES = 100_000
@@ -42,21 +62,126 @@ def corpus_texts() -> list[str]:
         return [json.loads(row)["text"] for row in handle if row.strip()]
 
 
-def bench_promise_detector_throughput() -> Iterator[Line]:
-    texts = corpus_texts()
-    messages = texts * -(-MIN_MESSAGES // len(texts))
-    detect_human_promise(texts[0])  # import-time work is not part of a message's cost
+def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
+    """The measurement sets: never trained or tuned on (see the module docstring)."""
+    dev = json.loads((PROMISES / "promise_dev.json").read_text(encoding="utf-8"))
+    heldout = json.loads((PROMISES / "heldout_llm.json").read_text(encoding="utf-8"))
+    return {
+        "dev": [(text, bool(label)) for text, label in dev["items"]],
+        "heldout": [(item["text"], bool(item["promise"])) for item in heldout["items"]],
+    }
+
+
+def _precision_recall(pairs: list[tuple[bool, bool]]) -> tuple[float, float]:
+    true_pos = sum(1 for found, label in pairs if found and label)
+    false_pos = sum(1 for found, label in pairs if found and not label)
+    false_neg = sum(1 for found, label in pairs if label and not found)
+    precision = true_pos / (true_pos + false_pos) if true_pos + false_pos else 1.0
+    recall = true_pos / (true_pos + false_neg) if true_pos + false_neg else 1.0
+    return round(precision, 3), round(recall, 3)
+
+
+def bench_promise_learned_training() -> Iterator[Line]:
+    """What the first message of a process pays: fitting the learned stage (calibration is
+    shipped), measured on its own."""
+    rows = load_corpus()
+    calibration = Calibration(**json.loads(CALIBRATION_PATH.read_text(encoding="utf-8")))
+    hits = [detect_rule_promise(row.text) is not None for row in rows]
+    wall, cpu = time.perf_counter(), time.process_time()
+    train_model(rows, hits, calibration)
+    extra = {"detector": PROMISE_DETECTOR_VERSION}
+    n = len(rows)
+    yield line(
+        "promise_learned_training_wall", round(time.perf_counter() - wall, 2), "s", n, **extra
+    )
+    yield line("promise_learned_training_cpu", round(time.process_time() - cpu, 2), "s", n, **extra)
+
+
+def bench_promise_detector_quality() -> Iterator[Line]:
+    extra = {"detector": PROMISE_DETECTOR_VERSION}
+    for name, items in labelled_sets().items():
+        n = len(items)
+        rules, local, oracle, uncertain = [], [], [], 0
+        for text, label in items:
+            assessment = assess_promise(text)
+            rules.append((detect_rule_promise(text) is not None, label))
+            local.append((assessment.promise, label))
+            uncertain += assessment.uncertain
+            oracle.append((label if assessment.uncertain else assessment.promise, label))
+        for stage, pairs in (("rules", rules), ("local", local), ("oracle_check", oracle)):
+            precision, recall = _precision_recall(pairs)
+            yield line(f"promise_{name}_{stage}_precision", precision, "ratio", n, **extra)
+            yield line(f"promise_{name}_{stage}_recall", recall, "ratio", n, **extra)
+        yield line(
+            f"promise_{name}_model_check_share", round(uncertain / n, 3), "ratio", n, **extra
+        )
+
+
+def bench_promise_invariant_leak() -> Iterator[Line]:
+    """The share of labelled promises the send gate would let out with no case (the
+    invariant of human-cases §6 / DESIGN §10.3, judged by the hand label, not the detector):
+    with the model check off (a workspace offline: local stages only) and on (the uncertain
+    band answered as the label says; what remains are promises scored confidently below the
+    band). tests/cases/test_promise_invariant.py runs the same through whole turns."""
+    extra = {"detector": PROMISE_DETECTOR_VERSION}
+    for name, items in labelled_sets().items():
+        promises = [text for text, label in items if label]
+        n = len(promises)
+        assessed = [assess_promise(text) for text in promises]
+        off = sum(1 for a in assessed if not a.promise)
+        on = sum(1 for a in assessed if not a.promise and not a.uncertain)
+        yield line(
+            f"promise_invariant_leak_{name}_model_check_off",
+            round(off / n, 3),
+            "ratio",
+            n,
+            leaked=off,
+            **extra,
+        )
+        yield line(
+            f"promise_invariant_leak_{name}_model_check_on",
+            round(on / n, 3),
+            "ratio",
+            n,
+            leaked=on,
+            **extra,
+        )
+
+
+def _throughput(detect: Callable[[str], object], messages: list[str]) -> tuple[float, float]:
     best_wall = best_cpu = float("inf")
     for _ in range(ROUNDS):
         wall, cpu = time.perf_counter(), time.process_time()
         for text in messages:
-            detect_human_promise(text)
+            detect(text)
         best_wall = min(best_wall, time.perf_counter() - wall)
         best_cpu = min(best_cpu, time.process_time() - cpu)
+    return len(messages) / best_wall, len(messages) / best_cpu
+
+
+def bench_promise_detector_throughput() -> Iterator[Line]:
+    texts = corpus_texts()
+    messages = texts * -(-MIN_MESSAGES // len(texts))
+    detect_human_promise(texts[0])  # import and training are not part of a message's cost
     extra = {"detector": PROMISE_DETECTOR_VERSION, "rounds": ROUNDS}
     n = len(messages)
-    yield line("promise_detector_throughput_wall", round(n / best_wall), "messages/s", n, **extra)
-    yield line("promise_detector_throughput_cpu", round(n / best_cpu), "messages/s", n, **extra)
+    # The local stages together (rules, then the learned stage where no rule fired).
+    wall, cpu = _throughput(detect_human_promise, messages)
+    yield line("promise_detector_throughput_wall", round(wall), "messages/s", n, **extra)
+    yield line("promise_detector_throughput_cpu", round(cpu), "messages/s", n, **extra)
+    wall, cpu = _throughput(detect_rule_promise, messages)
+    yield line("promise_rules_throughput_cpu", round(cpu), "messages/s", n, **extra)
+    # Worst case for the learned stage: every message goes through it.
+    negatives = [text for text in texts if detect_rule_promise(text) is None]
+    learned = negatives * -(-MIN_MESSAGES // len(negatives))
+    wall, cpu = _throughput(assess_promise, learned)
+    yield line(
+        "promise_detector_rule_misses_throughput_cpu",
+        round(cpu),
+        "messages/s",
+        len(learned),
+        **extra,
+    )
 
 
 def bench_promise_detector_long_message() -> Iterator[Line]:
@@ -78,6 +203,20 @@ def bench_promise_detector_long_message() -> Iterator[Line]:
         "us/message",
         calls,
         promise=detect_human_promise(body) is not None,
+    )
+    # The same message through both local stages (no rule fires: the learned stage runs).
+    best = float("inf")
+    for _ in range(ROUNDS):
+        start = time.process_time()
+        for _ in range(calls):
+            assess_promise(body)
+        best = min(best, time.process_time() - start)
+    yield line(
+        "promise_detector_local_4096_chars_cpu",
+        round(best / calls * 1e6, 1),
+        "us/message",
+        calls,
+        promise=assess_promise(body).promise,
     )
 
 
@@ -129,8 +268,8 @@ def _bulk_cases(org: Any, n: int) -> list[Any]:
                 title=f"Pedido de reembolso {i}",
                 summary="O cliente pediu o reembolso.",
                 blocker="Exige o financeiro.",
-                waiting_since=now - timezone.timedelta(minutes=i),
-                opened_at=now - timezone.timedelta(minutes=i),
+                waiting_since=now - timedelta(minutes=i),
+                opened_at=now - timedelta(minutes=i),
                 lead_unresponsive=i % 7 == 0,
             )
             for i, conv in enumerate(conversations)
@@ -213,16 +352,23 @@ def bench_case_click_to_relay() -> Iterator[Line]:
     yield line("case_click_to_relay_stored_max", round(times[-1], 1), "ms", n, model="offline")
 
 
-BENCHES: list[Callable[[], Iterator[Line]]] = [
+PROMISE_BENCHES: list[Callable[[], Iterator[Line]]] = [
+    bench_promise_learned_training,
+    bench_promise_detector_quality,
+    bench_promise_invariant_leak,
     bench_promise_detector_throughput,
     bench_promise_detector_long_message,
+]
+BENCHES: list[Callable[[], Iterator[Line]]] = [
+    *PROMISE_BENCHES,
     bench_case_list_page,
     bench_case_click_to_relay,
 ]
 
 
 def main() -> None:
-    for bench in BENCHES:
+    benches = PROMISE_BENCHES if "--promise" in sys.argv[1:] else BENCHES
+    for bench in benches:
         for result in bench():
             print(json.dumps(result, ensure_ascii=False), flush=True)
 

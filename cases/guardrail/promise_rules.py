@@ -348,9 +348,16 @@ def _branch_regex(branch: Branch) -> str:
     return rf"(?<![a-z0-9]){branch.before}{alt(branch.leads)}{WORD_END}(?:{branch.rest})"
 
 
-# Every id the detector can report, in a stable order.
-RULE_IDS: tuple[str, ...] = tuple(
-    dict.fromkeys(rule_id for rule in RULES for rule_id in (rule.tails or (rule.rule_id,)))
+# Reported when the learned stage (``promise_learned``), not a rule, found the promise, and
+# when the model check (``promise_check``) did.
+LEARNED_RULE_ID = "learned"
+MODEL_RULE_ID = "model_check"
+
+# Every id the detector can report, in a stable order: the rules', then the later stages'.
+RULE_IDS: tuple[str, ...] = (
+    *dict.fromkeys(rule_id for rule in RULES for rule_id in (rule.tails or (rule.rule_id,))),
+    LEARNED_RULE_ID,
+    MODEL_RULE_ID,
 )
 
 # One compiled pattern per rule, in rule order.

@@ -13,14 +13,17 @@ from hypothesis import strategies as st
 
 from cases.guardrail import PROMISE_DETECTOR_VERSION, RULE_IDS, detect_human_promise
 from cases.guardrail.normalize import fold
-from cases.guardrail.promise import _SPACE_NON_WORD, _suppressed
+from cases.guardrail.promise import detect_rule_promise
 from cases.guardrail.promise_rules import RULE_PATTERNS
+from cases.guardrail.promise_scan import _SPACE_NON_WORD, _suppressed
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "promises"
 
 # Floors for the labelled corpora. The tuning corpus is what the rules were written against
 # (measured P = R = 1.000 on 216 + 205 rows); the hold-out was written afterwards and never
-# tuned on (measured values in tests/fixtures/promises/SOURCE.md).
+# tuned on by the rules (measured values in tests/fixtures/promises/SOURCE.md). Since round 2
+# both are also training data of the learned stage, whose own held-out set is
+# heldout_llm.json (tests/cases/test_promise_detector_learned.py).
 CORPUS_PRECISION_FLOOR = 0.98
 CORPUS_RECALL_FLOOR = 0.98
 HOLDOUT_PRECISION_FLOOR = 0.95
@@ -263,7 +266,7 @@ def test_neutral_text_does_not_turn_a_non_promise_into_one(
     assert detect_human_promise(" ".join([*neutral, statement, *neutral])) is None
 
 
-# --- the shortcuts are exact -------------------------------------------------------------------
+# --- the rules stage's shortcuts are exact (the learned stage is tested elsewhere) --------------
 
 
 def brute_force(body: str) -> tuple[str, int, int] | None:
@@ -297,12 +300,12 @@ VOCABULARY = [*WORDS.split(), ".", ",", "?", "!", "\n", "😊"]
 @given(st.lists(st.sampled_from(VOCABULARY), max_size=14).map(" ".join))
 @example("Ninguém da equipe vai te ligar. Mas o suporte vai te ligar.")
 def test_anchored_scan_finds_what_a_brute_force_scan_finds(body: str) -> None:
-    match = detect_human_promise(body)
+    match = detect_rule_promise(body)
     assert (None if match is None else (match.rule_id, match.start, match.end)) == brute_force(body)
 
 
 def test_anchored_scan_agrees_with_brute_force_on_the_whole_corpus() -> None:
     for row in CORPUS + HOLDOUT:
-        match = detect_human_promise(row.text)
+        match = detect_rule_promise(row.text)
         found = None if match is None else (match.rule_id, match.start, match.end)
         assert found == brute_force(row.text), row.text

@@ -1,0 +1,388 @@
+"""Features of the learned promise stage: sentences, tokens, word classes, n-grams.
+
+The learned stage (``promise_learned``) scores each *sentence* of a message and keeps the
+highest score, so a promise buried in a long helpful message is as visible as a promise alone,
+and harmless text around a promise can never take it back.
+
+A sentence becomes a list of string features:
+
+* ``b:`` word bigrams — what the training corpus says literally;
+* word *classes*: function words of both languages fall into shared classes ("vai"/"will"
+  ``FUT``, "te"/"you" ``CL``, "ele"/"she" ``PRO``), people and teams become ``HUM`` (first
+  names too), and every other word is reduced to its morphology (``INF`` infinitive, ``GER``
+  gerund, ``PART`` participle, ``PAST1``/``PAST3`` past tense, ``FUT`` synthetic future,
+  ``SUBJ`` "liberarem"...). "A Fernanda, do financeiro, vai te retornar" and "o Rafael, do
+  suporte, vai te ligar" share the frame ``HUM FUT CL INF``: that is what lets a few hundred
+  examples generalise to names, teams and verbs they never contained;
+* ``k:`` bigrams and trigrams of the clause *frame* (the key classes only, in order), and
+  ``p:`` ordered pairs of key classes, so a subject far from its verb still counts;
+* words after a negation, a condition or an instruction to the customer get their classes
+  prefixed (``n_``, ``c_``, ``i_``) up to the next comma: "ninguem da equipe vai te ligar"
+  shares nothing with "alguem da equipe vai te ligar";
+* ``q`` (and the pairs again, prefixed) when the sentence is a question.
+
+Everything runs on folded text (``normalize.fold``), so case and accents never change a
+feature. Punctuation other than "?" and "," only separates sentences or words, and emoji are
+ignored, so adding "!" or "😊" never changes a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS
+
+# Bump when a feature changes: the model is retrained from the corpus and the detector
+# version changes with it.
+FEATURE_VERSION = "f2"
+
+# Words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a question; "…"
+# stays U+2026 after folding). Everything else (emoji, quotes, symbols) is not a token.
+_PIECE = re.compile(r"[a-z0-9]+|[,\u2014\u2013]| - |[.!?;\n\u2026]+")
+_ENDS = frozenset(".!?;\n\u2026")
+_MAX_TOKENS = 60  # a run-on "sentence" is cut into windows of this many tokens
+
+_PEOPLE_EXTRA = (
+    *("pessoal", "galera", "meninos", "meninas", "rapaz", "moca", "motoboy", "motorista"),
+    *("entregador", "entregadores", "montador", "montadores", "instalador", "encarregado"),
+    *("instrutor", "instrutora", "professor", "professora", "coordenador", "coordenadora"),
+    *("nutricionista", "veterinaria", "veterinario", "sindico", "sindica", "designer"),
+    *("perito", "vistoriador", "despachante", "enfermeira", "enfermeiro", "farmaceutico"),
+    *("farmaceutica", "fisioterapeuta", "psicologa", "psicologo", "mecanico", "eletricista"),
+    *("encanador", "zelador", "porteiro", "portaria", "garcom", "chef", "estoque"),
+    *("expedicao", "almoxarifado", "compras", "vendas", "cadastro", "contratos"),
+    *("pagamentos", "provisionamento", "implantacao", "onboarding", "plantonista"),
+    *("assistencia", "mesa", "nivel", "gerencia", "coordenacao", "secretaria"),
+    *("team", "staff", "department", "manager", "supervisor", "specialist", "specialists"),
+    *("technician", "technicians", "agent", "agents", "representative", "colleague"),
+    *("engineers", "engineering", "accounts", "finance", "billing", "support", "warehouse"),
+    *("kitchen", "nurse", "doctor", "driver", "courier", "lawyer", "office", "desk"),
+)
+PEOPLE: frozenset[str] = frozenset(
+    word for word in (*HUM_CORE_NOUNS, *HUM_EXT_NOUNS, *_PEOPLE_EXTRA) if " " not in word
+)
+
+# First names common in Brazil (and a few English ones), folded. A name only becomes the
+# class NAME; the rest of the sentence still has to read like a promise.
+NAMES: frozenset[str] = frozenset(
+    (
+        *("ana", "maria", "julia", "juliana", "fernanda", "patricia", "camila", "amanda"),
+        *("bruna", "beatriz", "bia", "carla", "carol", "carolina", "daniela", "dani"),
+        *("debora", "denise", "eduarda", "elaine", "fabiana", "gabriela", "gabi", "helena"),
+        *("isabela", "jessica", "joana", "karina", "larissa", "leticia", "lu", "luana"),
+        *("luciana", "luiza", "marcia", "mariana", "marta", "natalia", "paula", "priscila"),
+        *("raquel", "renata", "roberta", "sabrina", "sandra", "simone", "sonia", "tatiana"),
+        *("tati", "vanessa", "viviane", "adriana", "aline", "alice", "cristina", "claudia"),
+        *("rosa", "sara", "sarah", "silvia", "tereza", "vera", "monica", "lucia", "livia"),
+        *("joao", "jose", "pedro", "paulo", "lucas", "marcos", "marcelo", "rafael", "ricardo"),
+        *("rodrigo", "felipe", "gustavo", "bruno", "carlos", "daniel", "diego", "eduardo"),
+        *("fabio", "fernando", "gabriel", "guilherme", "henrique", "igor", "joaquim", "jorge"),
+        *("leandro", "leonardo", "luis", "luiz", "marcio", "mateus", "matheus", "miguel"),
+        *("renato", "roberto", "sergio", "thiago", "tiago", "vinicius", "vitor", "victor"),
+        *("andre", "antonio", "caio", "cesar", "claudio", "edson", "fabricio", "francisco"),
+        *("hugo", "julio", "leo", "mauricio", "murilo", "otavio", "rogerio", "samuel"),
+        *("wagner", "william", "alex", "alexandre", "arthur", "davi", "enzo", "heitor"),
+        *("john", "mark", "mike", "michael", "david", "james", "jessica", "emily", "anna"),
+        *("tom", "chris", "kate", "laura", "lisa", "linda", "peter", "paul", "steve"),
+    )
+)
+
+# Words that stay themselves in the shape sequence (the grammar the classes hang on).
+_FUNCTION_WORDS: frozenset[str] = frozenset(
+    (
+        *("a", "o", "as", "os", "um", "uma", "de", "do", "da", "dos", "das", "para", "pra"),
+        *("pro", "pros", "p", "com", "c", "e", "que", "q", "em", "no", "na", "nos", "nas"),
+        *("por", "pelo", "pela", "ao", "aos", "ja", "jaja", "assim", "quando", "logo"),
+        *("depois", "te", "lhe", "me", "eu", "so", "mesmo", "mesma", "aqui", "ai", "ainda"),
+        *("hoje", "amanha", "breve", "mais", "tarde", "agora", "vai", "vao", "ira", "irao"),
+        *("vou", "vo", "vamos", "irei", "iremos", "deve", "devem", "devera", "pode", "podem"),
+        *(
+            "fica",
+            "ficou",
+            "ficam",
+            "ficaram",
+            "ficar",
+            "fico",
+            "ficamos",
+            "ficarei",
+            "esta",
+            "estao",
+            "estou",
+            "to",
+            "ta",
+        ),
+        *("tao", "estamos", "foi", "foram", "sera", "serao", "ser", "sendo", "tem", "ter"),
+        *("tenho", "temos", "nao", "nunca", "ninguem", "nenhum", "nenhuma", "nem", "sem"),
+        *("se", "caso", "quiser", "preferir", "prefere", "quer", "queira", "prefira"),
+        *("posso", "podemos", "gostaria", "deseja", "voce", "vc", "voces", "senhor"),
+        *("senhora", "gente", "nosso", "nossa", "nossos", "nossas", "seu", "sua", "seus"),
+        *("suas", "alguem", "ele", "ela", "eles", "elas", "isso", "isto", "esse", "essa"),
+        *("quem", "qualquer", "enquanto", "porque", "entao", "mas", "ou", "como", "sobre"),
+        *("automaticamente", "sistema", "app", "aplicativo", "site", "email", "link"),
+        *("pedi", "peco", "deixei", "deixa", "deixo", "vi", "fiz", "ate", "ontem", "semana"),
+        *("the", "and", "to", "with", "for", "from", "by", "as", "soon", "once", "when"),
+        *("i", "ll", "m", "ve", "s", "d", "re", "t", "will", "would", "can", "could", "you"),
+        *("your", "we", "our", "they", "he", "she", "it", "is", "are", "was", "were"),
+        *("be", "been", "going", "gonna", "back", "up", "out", "in", "on", "if", "not"),
+        *("no", "never", "someone", "somebody", "me", "us", "them", "him", "her", "let"),
+        *("have", "has", "had", "do", "did", "want", "like", "already", "just", "get"),
+    )
+)
+
+# Shape of a word that is neither a function word nor in a class, by its ending. Longest
+# endings first; a word shorter than the ending plus two letters is left as ``W``.
+_MORPHOLOGY: tuple[tuple[str, str], ...] = (
+    ("mente", "ADV"),
+    ("gem", "W"),
+    ("arem", "SUBJ"),
+    ("erem", "SUBJ"),
+    ("irem", "SUBJ"),
+    ("arao", "FUT"),
+    ("erao", "FUT"),
+    ("irao", "FUT"),
+    ("aram", "PAST3"),
+    ("eram", "PAST3"),
+    ("iram", "PAST3"),
+    ("ando", "GER"),
+    ("endo", "GER"),
+    ("indo", "GER"),
+    ("ados", "PART"),
+    ("adas", "PART"),
+    ("idos", "PART"),
+    ("idas", "PART"),
+    ("amos", "P1P"),
+    ("emos", "P1P"),
+    ("imos", "P1P"),
+    ("ing", "GER"),
+    ("ado", "PART"),
+    ("ada", "PART"),
+    ("ido", "PART"),
+    ("ida", "PART"),
+    ("ara", "FUT"),
+    ("era", "FUT"),
+    ("ira", "FUT"),
+    ("em", "P3"),
+    ("am", "P3"),
+    ("ar", "INF"),
+    ("er", "INF"),
+    ("ir", "INF"),
+    ("ei", "PAST1"),
+    ("ou", "PAST3"),
+    ("ed", "PASTEN"),
+)
+
+
+@lru_cache(maxsize=8192)
+def shape(word: str) -> str:
+    """The class of one folded token (see the module docstring)."""
+    if word in _FUNCTION_WORDS:
+        return word
+    label = _WORD_CLASSES.get(word)
+    if label is not None:
+        return label
+    if word in PEOPLE:
+        return "HUM"
+    if word in NAMES:
+        return "NAME"
+    if word[0].isdigit():
+        return "NUM"
+    for ending, label in _MORPHOLOGY:
+        if len(word) >= len(ending) + 2 and word.endswith(ending):
+            return label
+    return "W"
+
+
+def message_features(folded: str) -> list[list[str]]:
+    """The features of every sentence of a folded text that has at least one word.
+
+    One regex pass over the whole text: words, clause marks and sentence ends.
+    """
+    sentences: list[list[str]] = []
+    tokens: list[str] = []
+    for piece in _PIECE.findall(folded):
+        if piece[0] in _ENDS:
+            if tokens:
+                sentences.append(_sentence_features(tokens, "?" in piece))
+                tokens = []
+        else:
+            tokens.append(piece)
+    if tokens:
+        sentences.append(_sentence_features(tokens, False))
+    return sentences
+
+
+def sentence_spans(folded: str) -> list[tuple[int, int]]:
+    """[start, end) of the sentences of ``message_features``, in the same order."""
+    spans: list[tuple[int, int]] = []
+    start = -1
+    for match in _PIECE.finditer(folded):
+        if match.group()[0] in _ENDS:
+            if start >= 0:
+                spans.append((start, match.end()))
+                start = -1
+        elif start < 0:
+            start = match.start()
+    if start >= 0:
+        spans.append((start, len(folded.rstrip())))
+    return spans
+
+
+def _sentence_features(tokens: list[str], question: bool) -> list[str]:
+    features: list[str] = []
+    for start in range(0, len(tokens), _MAX_TOKENS):
+        features.extend(_window_features(tokens[start : start + _MAX_TOKENS]))
+    if question:
+        features.append("q")
+        # A question changes what the clause frame means ("vao te ligar?" asks, not promises).
+        features.extend([f"q{feature}" for feature in features if feature.startswith("p:")])
+    return features
+
+
+# Instructions to the customer ("ligue para a central que eles..."): who acts is the customer.
+_IMPERATIVES = (
+    *("ligue", "liga", "fale", "procure", "acesse", "peca", "pergunte", "mande", "envie"),
+    *("va", "passe", "leve", "call", "go", "ask", "contact", "visit", "email", "text"),
+)
+# Feelings about a compliment ("a equipe vai adorar"), not actions for the customer.
+_EMOTIONS = (
+    *("adorar", "amar", "gostar", "feliz", "felizes", "contente", "contentes", "orgulhosa"),
+    *("orgulhoso", "love", "thrilled", "happy", "glad", "delighted", "pleased"),
+)
+_DAYS = (
+    *("segunda", "terca", "quarta", "quinta", "sexta", "sabado", "domingo", "semana"),
+    *("cedo", "manha", "noite", "tomorrow", "today", "tonight", "monday", "tuesday"),
+    *("wednesday", "thursday", "friday", "saturday", "sunday", "week", "morning"),
+    *("afternoon", "evening", "shortly"),
+)
+
+_WORD_CLASSES: dict[str, str] = {
+    **dict.fromkeys(_IMPERATIVES, "IMP"),
+    **dict.fromkeys(_EMOTIONS, "EMO"),
+    **dict.fromkeys(_DAYS, "TIME"),
+}
+
+# Coarse classes of function words, shared by Portuguese and English: "vai te ligar" and
+# "will call you" both read ``FUT CL INF``.
+_COARSE: dict[str, str] = {
+    **dict.fromkeys(
+        ("vai", "vao", "ira", "irao", "vou", "vo", "vamos", "irei", "iremos", "will", "ll"),
+        "FUT",
+    ),
+    **dict.fromkeys(("going", "gonna", "shall"), "FUT"),
+    **dict.fromkeys(("deve", "devem", "devera", "should", "must"), "MODAL"),
+    **dict.fromkeys(("pode", "podem", "posso", "podemos", "can", "could", "may"), "CAN"),
+    **dict.fromkeys(("te", "lhe", "you"), "CL"),
+    **dict.fromkeys(("voce", "vc", "voces", "senhor", "senhora", "your"), "YOU"),
+    **dict.fromkeys(("ele", "ela", "eles", "elas", "he", "she", "they"), "PRO"),
+    **dict.fromkeys(("alguem", "someone", "somebody"), "PRO"),
+    **dict.fromkeys(("gente", "we", "nos"), "WE"),
+    **dict.fromkeys(("nosso", "nossa", "nossos", "nossas", "our"), "OUR"),
+    **dict.fromkeys(("eu", "i", "me"), "I"),
+    **dict.fromkeys(("a", "o", "as", "os", "um", "uma", "the"), "DET"),
+    **dict.fromkeys(("para", "pra", "pro", "pros", "p", "ao", "aos", "to", "for"), "TO"),
+    **dict.fromkeys(("com", "c", "with"), "WITH"),
+    **dict.fromkeys(("de", "do", "da", "dos", "das", "from", "in"), "OF"),
+    **dict.fromkeys(("pelo", "pela", "by"), "BY"),
+    **dict.fromkeys(("assim", "quando", "once", "when", "enquanto"), "WHEN"),
+    **dict.fromkeys(("hoje", "amanha", "breve", "tarde", "depois", "soon", "later"), "TIME"),
+    **dict.fromkeys(("ja", "jaja", "already", "just", "agora"), "NOW"),
+    # "to" is English "to" here, not "(es)tou": the rules read the Portuguese one.
+    **dict.fromkeys(("esta", "estao", "estou", "ta", "tao", "estamos", "is", "are"), "BE"),
+    **dict.fromkeys(("m", "re", "s"), "BE"),
+    **dict.fromkeys(("foi", "foram", "was", "were", "been"), "WAS"),
+    **dict.fromkeys(("sera", "serao", "ser", "sendo", "be"), "BEF"),
+    **dict.fromkeys(("nao", "nunca", "ninguem", "nenhum", "nenhuma", "nem", "sem"), "NEG"),
+    **dict.fromkeys(("not", "no", "never", "t", "nobody", "none"), "NEG"),
+    **dict.fromkeys(("fica", "ficou", "ficam", "ficaram", "ficar", "fico", "ficamos"), "FICA"),
+    **dict.fromkeys(("ficarei", "ficaremos", "ficara"), "FICA"),
+    **dict.fromkeys(("se", "caso", "if"), "IF"),
+    **dict.fromkeys(("quiser", "preferir", "prefere", "quer", "queira", "prefira"), "WISH"),
+    **dict.fromkeys(("gostaria", "deseja", "want", "like", "would"), "WISH"),
+    **dict.fromkeys(("NAME", "HUM"), "HUM"),
+}
+
+_KEY_CLASSES = frozenset(
+    (
+        *("HUM", "PRO", "WE", "I", "OUR", "YOU", "FUT", "MODAL", "CAN", "CL", "NEG", "IF"),
+        *("WISH", "WHEN", "TIME", "NOW", "PAST1", "PAST3", "PASTEN", "PART", "INF", "GER"),
+        *("SUBJ", "BE", "WAS", "BEF", "BY", "pedi", "deixei", "automaticamente", "sistema"),
+        *("FICA", "IMP", "EMO", "P3"),
+    )
+)
+
+# Every word the coarse classes name is a function word (its fine shape is itself).
+_FUNCTION_WORDS = _FUNCTION_WORDS | frozenset(word for word in _COARSE if word.islower())
+
+# Scope markers: words after a negation or a condition, up to the end of the clause, get
+# their shapes prefixed, so "ninguem da equipe vai te ligar" does not share the n-grams of
+# "alguem da equipe vai te ligar" (the negation-scope trick of sentiment classifiers).
+_SCOPE_OPENERS = {"NEG": "n_", "IF": "c_", "IMP": "i_"}
+
+
+_TokenInfo = tuple[str, bool, str | None]
+# Token -> (class, whether it is a key class, scope it opens). A plain dict is cheaper to
+# consult than an lru_cache; it is emptied when it grows past the bound (arbitrary text).
+_TOKEN_INFO: dict[str, _TokenInfo] = {}
+_TOKEN_INFO_MAX = 50_000
+
+
+def _token_info(word: str) -> _TokenInfo:
+    fine = shape(word)
+    label = _COARSE.get(fine, fine)
+    info = (label, label in _KEY_CLASSES, _SCOPE_OPENERS.get(label))
+    if len(_TOKEN_INFO) >= _TOKEN_INFO_MAX:
+        _TOKEN_INFO.clear()
+    _TOKEN_INFO[word] = info
+    return info
+
+
+_COMMA = (",", False, None)
+
+
+def _window_features(tokens: list[str]) -> list[str]:
+    """Features of a run of tokens; one pass, because this is the hot path of the stage.
+
+    Plain loops and appends rather than comprehensions: on CPython 3.11 each comprehension is
+    a function call, and this runs for every sentence of every message sent.
+    """
+    features: list[str] = []
+    add = features.append
+    word1 = frame1 = "<s>"
+    frame2 = ""
+    keys: list[str] = []
+    scope = ""
+    for token in tokens:
+        if token.isalnum():
+            word = token
+            label, key, opener = _TOKEN_INFO.get(token) or _token_info(token)
+        else:
+            # Commas and dashes separate clauses ("A Fernanda, do financeiro, vai..."): one
+            # token ",", which also closes a scope.
+            word = ","
+            label, key, opener = _COMMA
+            scope = ""
+        if scope:
+            label = scope + label
+        add(f"b:{word1} {word}")
+        if key:
+            if label != frame1:
+                # The clause frame: key classes only, in order, repeats collapsed.
+                add(f"k:{frame1} {label}")
+                if frame2:
+                    add(f"k:{frame2} {frame1} {label}")
+                frame2, frame1 = frame1, label
+            if label not in keys:
+                # Ordered pairs of key classes anywhere in the clause: "NAME ... vai ... INF"
+                # also when a long apposition separates the subject from its verb.
+                for earlier in keys:
+                    add(f"p:{earlier}<{label}")
+                keys.append(label)
+        if opener is not None:
+            scope = opener
+        word1 = word
+    add(f"b:{word1} </s>")
+    add(f"k:{frame1} </s>")
+    if frame2:
+        add(f"k:{frame2} {frame1} </s>")
+    return features

@@ -1,0 +1,496 @@
+"""The learned stage and the model check of the promise detector (human-cases §6, issue 12).
+
+The oracle is always a labelled corpus written by a person — never the detector's own
+verdict: ``heldout_llm.json`` (written before the learned stage was tuned, never tuned on) and
+``promise_dev.json`` (written for this project by someone else, only ever measured). The
+floors sit slightly below what was measured (see tests/fixtures/promises/SOURCE.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cases.guardrail import (
+    CASE_PROMISE_TEACHING_EN,
+    CASE_PROMISE_TEACHING_PT,
+    PROMISE_DETECTOR_VERSION,
+    RULE_IDS,
+    detect_human_promise,
+)
+from cases.guardrail.normalize import fold
+from cases.guardrail.promise import (
+    LEARNED_RULE_ID,
+    PromiseStage,
+    assess_promise,
+    detect_rule_promise,
+)
+from cases.guardrail.promise_check import (
+    MAX_CHECKED_CHARS,
+    PROMISE_CHECK_PURPOSE,
+    PROMISE_CHECK_TOOL,
+    PROMISE_CHECK_TOOL_CHOICE,
+    PROMISE_CHECK_TOOL_NAME,
+    CheckOutcome,
+    DecisionStage,
+    PromiseCheckRequest,
+    check_promise_with_model,
+    decide_promise,
+)
+from cases.guardrail.promise_features import message_features, sentence_spans
+from cases.guardrail.promise_learned import (
+    CALIBRATION_PATH,
+    Calibration,
+    calibrate,
+    corpus_digest,
+    learned_model,
+    load_corpus,
+    train_model,
+)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "promises"
+
+# Measured (bench/cases.py, detector ptbr-promise-2+lr-ec6822aeb66a): held-out local
+# P 1.000 / R 0.919, dev local P 0.980 / R 0.833; model-check share 0.095 / 0.125; with an
+# oracle on the uncertain band R 0.977 / 0.933.
+HELDOUT_PRECISION_FLOOR = 0.97
+HELDOUT_RECALL_FLOOR = 0.90
+DEV_PRECISION_FLOOR = 0.96
+DEV_RECALL_FLOOR = 0.80
+MODEL_CHECK_SHARE_CEILING = 0.15
+ORACLE_HELDOUT_RECALL_FLOOR = 0.95
+ORACLE_DEV_RECALL_FLOOR = 0.90
+
+Labelled = list[tuple[str, bool]]
+
+
+def load_heldout() -> Labelled:
+    data = json.loads((FIXTURES / "heldout_llm.json").read_text(encoding="utf-8"))
+    return [(item["text"], bool(item["promise"])) for item in data["items"]]
+
+
+def load_dev() -> Labelled:
+    data = json.loads((FIXTURES / "promise_dev.json").read_text(encoding="utf-8"))
+    return [(text, bool(label)) for text, label in data["items"]]
+
+
+HELDOUT = load_heldout()
+DEV = load_dev()
+TRAINING = [(row.text, row.promise) for row in load_corpus()]
+EVERY_LABELLED = HELDOUT + DEV + TRAINING
+
+
+def precision_recall(
+    items: Labelled, verdict: Callable[[str, bool], bool]
+) -> tuple[float, float, list[str]]:
+    true_pos = false_pos = false_neg = 0
+    mistakes = []
+    for text, label in items:
+        found = verdict(text, label)
+        true_pos += found and label
+        false_pos += found and not label
+        false_neg += label and not found
+        if found != label:
+            mistakes.append(f"{'false positive' if found else 'false negative'}: {text}")
+    return true_pos / (true_pos + false_pos), true_pos / (true_pos + false_neg), mistakes
+
+
+def local(text: str, _label: bool) -> bool:
+    return detect_human_promise(text) is not None
+
+
+def with_oracle_check(text: str, label: bool) -> bool:
+    """The whole detector, with the labelled answer standing in for the model."""
+
+    def oracle(_request: PromiseCheckRequest) -> dict[str, object]:
+        return {"promise": label, "who_acts": "team_or_person" if label else "nobody"}
+
+    return decide_promise(text, oracle).promise
+
+
+# --- the measurement sets ---------------------------------------------------------------------
+
+
+def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
+    training = {fold(text).strip() for text, _ in TRAINING}
+    assert not {fold(text).strip() for text, _ in HELDOUT} & training
+    assert not {fold(text).strip() for text, _ in DEV} & training
+    assert len(HELDOUT) >= 150 and len(DEV) == 120
+    assert sum(label for _, label in HELDOUT) >= 70
+    assert sum(not label for _, label in HELDOUT) >= 70
+
+
+def test_training_corpus_is_large_balanced_and_mostly_written_in_llm_style() -> None:
+    rows = [json.loads(line) for line in CALIBRATION_PATH.with_name("promise_train.jsonl").open()]
+    llm_style = [row for row in rows if row["source"] == "llm-style"]
+    assert len(llm_style) >= 400
+    assert 0.4 <= sum(row["promise"] for row in rows) / len(rows) <= 0.6
+    assert len({row["text"] for row in rows}) == len(rows)
+
+
+def test_local_stages_keep_precision_and_recall_on_the_heldout_set() -> None:
+    precision, recall, mistakes = precision_recall(HELDOUT, local)
+    assert precision >= HELDOUT_PRECISION_FLOOR, mistakes
+    assert recall >= HELDOUT_RECALL_FLOOR, mistakes
+
+
+def test_local_stages_keep_precision_and_recall_on_the_dev_set() -> None:
+    precision, recall, mistakes = precision_recall(DEV, local)
+    assert precision >= DEV_PRECISION_FLOOR, mistakes
+    assert recall >= DEV_RECALL_FLOOR, mistakes
+
+
+def test_learned_stage_adds_recall_the_rules_alone_do_not_have() -> None:
+    _, rules_recall, _ = precision_recall(HELDOUT, lambda t, _: detect_rule_promise(t) is not None)
+    _, local_recall, _ = precision_recall(HELDOUT, local)
+    assert local_recall >= rules_recall + 0.3
+
+
+@pytest.mark.parametrize(("name", "items"), [("heldout", HELDOUT), ("dev", DEV)])
+def test_only_a_small_share_of_messages_reaches_the_model_check(name: str, items: Labelled) -> None:
+    share = sum(assess_promise(text).uncertain for text, _ in items) / len(items)
+    assert share <= MODEL_CHECK_SHARE_CEILING, name
+
+
+@pytest.mark.parametrize(
+    ("items", "floor"),
+    [(HELDOUT, ORACLE_HELDOUT_RECALL_FLOOR), (DEV, ORACLE_DEV_RECALL_FLOOR)],
+)
+def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor: float) -> None:
+    precision, recall, mistakes = precision_recall(items, with_oracle_check)
+    assert recall >= floor, mistakes
+    assert precision >= 0.96, mistakes
+
+
+# --- what the learned stage catches, by example (not in any corpus) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ele vai providenciar o estorno e te manda o comprovante amanhã.",
+        "A Cláudia, do financeiro, vai conferir os pagamentos e te dá um retorno.",
+        "Vou pedir para reativarem o seu plano ainda hoje.",
+        "Deixei anotado para o eletricista trocar o disjuntor na visita.",
+        "Our team will review the contract and get back to you on Monday.",
+    ],
+)
+def test_promises_the_rules_miss_are_found_by_the_learned_stage(text: str) -> None:
+    assert detect_rule_promise(text) is None  # otherwise this would test the rules
+    match = detect_human_promise(text)
+    assert match is not None and match.rule_id == LEARNED_RULE_ID
+    assert assess_promise(text).stage is PromiseStage.LEARNED
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "O técnico trocou o disjuntor ontem e a energia voltou.",
+        "Você pode pedir o estorno pelo app, em Pagamentos.",
+        "Quer que eu peça para o financeiro conferir os pagamentos?",
+        "Our office is closed on Monday.",
+    ],
+)
+def test_near_misses_stay_below_the_threshold(text: str) -> None:
+    assert detect_human_promise(text) is None
+
+
+# --- the verdict's shape ----------------------------------------------------------------------
+
+
+def test_learned_match_spans_the_sentence_that_promises() -> None:
+    body = "Obrigado pela paciência! Ele vai providenciar o estorno e te manda o comprovante."
+    match = detect_human_promise(body)
+    assert match is not None and match.rule_id == LEARNED_RULE_ID
+    assert body[match.start : match.end].startswith("Ele vai providenciar")
+
+
+def test_rule_hits_are_certain_and_scored_one() -> None:
+    assessment = assess_promise("Vou verificar com a equipe e te retorno.")
+    assert assessment.promise and assessment.stage is PromiseStage.RULES
+    assert assessment.score == 1.0 and not assessment.uncertain
+
+
+def test_detector_version_names_the_corpus_the_learned_stage_was_trained_on() -> None:
+    assert PROMISE_DETECTOR_VERSION.endswith(corpus_digest(load_corpus()))
+    assert LEARNED_RULE_ID in RULE_IDS
+
+
+def test_shipped_calibration_is_the_one_of_the_shipped_corpus() -> None:
+    # Fails when the corpus was edited without `python -m cases.guardrail.calibrate`.
+    shipped = Calibration(**json.loads(CALIBRATION_PATH.read_text(encoding="utf-8")))
+    rows = load_corpus()
+    assert shipped.digest == corpus_digest(rows)
+    assert learned_model().calibration == shipped
+    assert shipped.band_low <= shipped.threshold < shipped.band_high
+
+
+def test_calibration_and_training_are_deterministic() -> None:
+    rows = load_corpus()
+    hits = [detect_rule_promise(row.text) is not None for row in rows]
+    shipped = Calibration(**json.loads(CALIBRATION_PATH.read_text(encoding="utf-8")))
+    assert calibrate(rows, hits) == shipped
+    again = train_model(rows, hits, shipped)
+    assert again.weights == learned_model().weights and again.bias == learned_model().bias
+
+
+def test_feature_sentences_and_spans_agree_on_every_labelled_message() -> None:
+    for text, _ in EVERY_LABELLED:
+        folded = fold(text)
+        assert len(message_features(folded)) == len(sentence_spans(folded)), text
+
+
+# --- properties -------------------------------------------------------------------------------
+
+TRAILING = ["!", ".", " 😊", "🙏", "!!", " 👍", "...", " ", "\n", "…", " 🙂🙂"]
+NEUTRAL = [
+    "Olá, Maria! 😊",
+    "Obrigado pela paciência!",
+    "Boa tarde!",
+    "Seu pedido é o #48213.",
+    "O valor ficou R$ 149,90.",
+    "Thanks for waiting!",
+]
+
+
+def strip_accents(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+    )
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(EVERY_LABELLED), st.lists(st.sampled_from(TRAILING), min_size=1))
+def test_trailing_emoji_or_punctuation_never_flips_a_verdict(
+    item: tuple[str, bool], trailing: list[str]
+) -> None:
+    text, _ = item
+    assert assess_promise(text + "".join(trailing)).promise == assess_promise(text).promise
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(EVERY_LABELLED), st.data())
+def test_case_and_accents_never_flip_a_verdict(item: tuple[str, bool], data: st.DataObject) -> None:
+    text, _ = item
+    variant = strip_accents(text) if data.draw(st.booleans()) else text
+    flips = data.draw(st.lists(st.booleans(), min_size=len(variant), max_size=len(variant)))
+    variant = "".join(c.swapcase() if f else c for c, f in zip(variant, flips, strict=True))
+    assert assess_promise(variant).promise == assess_promise(text).promise
+
+
+FOUND_PROMISES = [t for t, label in EVERY_LABELLED if label and detect_human_promise(t)]
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(FOUND_PROMISES),
+    st.lists(st.sampled_from(NEUTRAL), min_size=1, max_size=3),
+    st.lists(st.sampled_from(NEUTRAL), max_size=3),
+    st.sampled_from([" ", "\n", "\n\n"]),
+)
+def test_a_found_promise_inside_harmless_text_stays_a_promise(
+    promise: str, before: list[str], after: list[str], separator: str
+) -> None:
+    body = separator.join([*before, promise, *after])
+    assert detect_human_promise(body) is not None
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(EVERY_LABELLED), st.sampled_from(EVERY_LABELLED))
+def test_learned_score_of_two_messages_is_the_higher_of_the_two(
+    first: tuple[str, bool], second: tuple[str, bool]
+) -> None:
+    # Sentences are scored independently and the message takes the maximum.
+    model = learned_model()
+    joined = model.score(first[0] + "\n" + second[0]).raw
+    assert joined == pytest.approx(max(model.score(first[0]).raw, model.score(second[0]).raw))
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=400))
+def test_assessment_is_total_deterministic_and_consistent(body: str) -> None:
+    first = assess_promise(body)
+    assert assess_promise(body) == first
+    assert 0.0 <= first.score <= 1.0
+    assert (first.match is not None) == first.promise
+    if first.match is not None:
+        assert 0 <= first.match.start < first.match.end <= len(body)
+        assert first.match.rule_id in RULE_IDS
+
+
+# --- the model check fails closed ---------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+class APITimeoutError(Exception):
+    """Named like the Anthropic SDK's timeout, to test detection by name."""
+
+
+def raises(error: BaseException) -> Callable[[PromiseCheckRequest], object]:
+    def call(_request: PromiseCheckRequest) -> object:
+        raise error
+
+    return call
+
+
+def answers(value: object) -> Callable[[PromiseCheckRequest], object]:
+    return lambda _request: value
+
+
+@pytest.mark.parametrize(
+    ("error", "outcome"),
+    [
+        (RuntimeError("boom"), CheckOutcome.ERROR),
+        (ConnectionError("down"), CheckOutcome.ERROR),
+        (TimeoutError(), CheckOutcome.TIMEOUT),
+        (APITimeoutError(), CheckOutcome.TIMEOUT),
+    ],
+)
+def test_model_check_that_raises_counts_as_a_promise(
+    error: Exception, outcome: CheckOutcome
+) -> None:
+    result = check_promise_with_model("Tudo certo por aqui!", raises(error))
+    assert result.promise and result.outcome is outcome and result.failed_closed
+
+
+def test_model_answer_after_the_deadline_counts_as_a_promise() -> None:
+    late = check_promise_with_model(
+        "Tudo certo!",
+        answers({"promise": False, "who_acts": "nobody"}),
+        timeout_s=2.0,
+        clock=FakeClock(step=3.0),
+    )
+    assert late.promise and late.outcome is CheckOutcome.TIMEOUT
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"promise": false, "who_acts": "nobody"',  # broken JSON
+        "não é promessa",
+        b"\xff\xfe",
+        None,
+        [],
+        {"promise": False},
+        {"promise": "false", "who_acts": "nobody"},
+        {"promise": 0, "who_acts": "nobody"},
+        {"promise": False, "who_acts": "the customer"},
+        {"promise": False, "who_acts": "nobody", "reason": "extra field"},
+        {"promise": False, "who_acts": "team_or_person"},  # contradicts itself
+    ],
+)
+def test_model_answer_outside_the_closed_schema_counts_as_a_promise(answer: object) -> None:
+    result = check_promise_with_model("Tudo certo!", answers(answer))
+    assert result.promise and result.outcome is CheckOutcome.INVALID
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=6,
+)
+
+
+@given(_JSON)
+def test_any_answer_that_is_not_a_clean_no_counts_as_a_promise(answer: object) -> None:
+    result = check_promise_with_model("Tudo certo!", answers(answer))
+    clean_no = (
+        isinstance(answer, dict)
+        and set(answer) == {"promise", "who_acts"}
+        and answer["promise"] is False
+        and answer["who_acts"] in ("ai_now", "customer", "system", "nobody")
+    )
+    assert result.promise is not clean_no
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"promise": False, "who_acts": "ai_now"}, '{"promise": false, "who_acts": "customer"}'],
+)
+def test_clean_model_answer_is_taken(answer: object) -> None:
+    result = check_promise_with_model("Pronto, já troquei a data.", answers(answer))
+    assert not result.promise and result.outcome is CheckOutcome.ANSWERED
+
+
+def test_model_check_request_is_a_forced_closed_schema_tool_call() -> None:
+    seen: list[PromiseCheckRequest] = []
+
+    def call(request: PromiseCheckRequest) -> object:
+        seen.append(request)
+        return {"promise": True, "who_acts": "team_or_person"}
+
+    body = "x" * (MAX_CHECKED_CHARS + 500)
+    check_promise_with_model(body, call, timeout_s=1.5)
+    (request,) = seen
+    schema = PROMISE_CHECK_TOOL["input_schema"]
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == set(schema["properties"]) == {"promise", "who_acts"}
+    assert request.tool is PROMISE_CHECK_TOOL
+    assert request.tool_choice == {"type": "tool", "name": PROMISE_CHECK_TOOL_NAME}
+    assert request.tool_choice is PROMISE_CHECK_TOOL_CHOICE
+    assert request.purpose == PROMISE_CHECK_PURPOSE and request.timeout_s == 1.5
+    assert "x" * MAX_CHECKED_CHARS in request.message
+    assert "x" * (MAX_CHECKED_CHARS + 1) not in request.message
+
+
+UNCERTAIN = [text for text, _ in EVERY_LABELLED if assess_promise(text).uncertain]
+CERTAIN = [text for text, _ in EVERY_LABELLED if not assess_promise(text).uncertain]
+
+
+def test_model_is_asked_only_about_the_uncertain_band() -> None:
+    asked: list[str] = []
+
+    def call(request: PromiseCheckRequest) -> object:
+        asked.append(request.message)
+        return {"promise": False, "who_acts": "nobody"}
+
+    for text in CERTAIN[:200]:
+        decision = decide_promise(text, call)
+        assert decision.check is None and decision.promise == assess_promise(text).promise
+    assert not asked
+    assert UNCERTAIN, "the corpora should contain uncertain messages"
+    decision = decide_promise(UNCERTAIN[0], call)
+    assert asked and decision.stage is DecisionStage.MODEL and not decision.promise
+
+
+def test_uncertain_message_is_a_promise_when_the_model_check_fails() -> None:
+    for text in UNCERTAIN[:20]:
+        decision = decide_promise(text, raises(TimeoutError()))
+        assert decision.promise and decision.match is not None
+        assert decision.check is not None and decision.check.failed_closed
+
+
+def test_without_a_model_the_decision_is_the_local_verdict() -> None:
+    for text in UNCERTAIN[:20] + CERTAIN[:20]:
+        decision = decide_promise(text)
+        assert decision.promise == (detect_human_promise(text) is not None)
+        assert decision.check is None
+
+
+# --- the block message ------------------------------------------------------------------------
+
+
+def test_block_message_says_open_a_case_or_say_what_you_do_now_never_which_words() -> None:
+    assert "`open_human_case`" in CASE_PROMISE_TEACHING_PT
+    assert "o que você fez ou pode fazer agora" in CASE_PROMISE_TEACHING_PT
+    assert "what you did or can do now" in CASE_PROMISE_TEACHING_EN
+    # No list of verbs to steer around: that taught models to rephrase the same promise.
+    assert not re.search(r"\b(verificar|encaminhar|ligar|retornar)\b", CASE_PROMISE_TEACHING_PT)
+    assert not re.search(r"\b(will check|forward|get back|call or)\b", CASE_PROMISE_TEACHING_EN)
+    assert "(sem " not in CASE_PROMISE_TEACHING_PT and "(do not" not in CASE_PROMISE_TEACHING_EN
