@@ -1,8 +1,10 @@
 """Router classification benchmarks: local-classifier latency, few-shot accuracy, calibration.
 
-Run from the repository root: ``.venv/bin/python bench/router.py``. Prints one JSON object
-per line: {"name", "value", "unit", "n"}. The English sets (Banking77, CLINC150) are read
-from ``../shared/data/intent_en`` when present; a line with "skipped" says when not.
+Run from the repository root: ``.venv/bin/python bench/router.py`` (a few minutes: the
+semantic stage's learning simulation retrains heads; ``--only semantic`` runs that part).
+Prints one JSON object per line: {"name", "value", "unit", "n"}. The English sets (Banking77,
+CLINC150) are read from ``../shared/data/intent_en`` when present; a line with "skipped" says
+when not.
 
 To add a benchmark, write a function that yields result lines and append it to BENCHES.
 """
@@ -209,11 +211,25 @@ def bench_clinc150() -> Iterator[Line]:
         yield from evaluate(f"clinc150_k{k}", few_shot(train, k), test, oos)
 
 
+def bench_semantic() -> Iterator[Line]:
+    """The semantic local stage (routers.classification.semantic): its cost per process,
+    routing_dev.json per scenario and averaged (with today's lexical stage beside it), the
+    own held-out scenarios, and the public sets. See bench/_router_semantic.py."""
+    import _router_semantic as semantic
+
+    yield from semantic.bench_cost()
+    yield from semantic.bench_routing_dev_lexical()
+    yield from semantic.bench_routing_dev()
+    yield from semantic.bench_own_heldout()
+    yield from semantic.bench_public(read_credsystem, few_shot, INTENT_EN)
+
+
 BENCHES: list[Callable[[], Iterator[Line]]] = [
     bench_local_latency,
     bench_credsystem,
     bench_banking77,
     bench_clinc150,
+    bench_semantic,
 ]
 
 
@@ -235,10 +251,10 @@ def bench_router_resolution_queries(turns: int = 30) -> None:
         from django.test import Client
         from django.test.utils import CaptureQueriesContext
 
-        from conversation import turns as turn_module
         from conversation.models import ChannelSession
         from conversation.services import channel_create
-        from routers.turn import route_turn
+        from conversation.turns import pipeline as turn_module
+        from routers.turn_routing import route_turn
 
         by_outcome: dict[str, list[int]] = defaultdict(list)
 
@@ -298,10 +314,14 @@ def bench_router_resolution_queries(turns: int = 30) -> None:
 
 
 def main() -> None:
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     for bench in BENCHES:
+        if only and only not in bench.__name__:
+            continue
         for result in bench():
             print(json.dumps(result, ensure_ascii=False), flush=True)
-    bench_router_resolution_queries()
+    if not only:
+        bench_router_resolution_queries()
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from conversation.llm.base import ModelClient
 from conversation.llm.local_classifier import LocalClassifier, get_or_train, normalize
 
 from .llm import classify_with_llm
+from .local import LocalStage
 from .types import NONE_INTENT, CascadeResult, IntentOption
 
 
@@ -44,7 +45,7 @@ def classify(
     message: str,
     *,
     intents: Sequence[IntentOption],
-    local: LocalClassifier,
+    local: LocalStage,  # the lexical classifier or a semantic head (classification.local)
     llm: ModelClient | None,
     model: str,
     local_accept_threshold: float,

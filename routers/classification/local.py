@@ -1,0 +1,91 @@
+"""Which local stage a router gets, and the per-process cache of trained heads.
+
+``local_classifier_for(intents, phrases)`` is the one entry point: the semantic head when
+the encoder loads, else the lexical classifier (the log line says so once per process).
+Heads are cached by ``training_fingerprint`` (intents, examples, phrases, encoder): a
+router is trained again only when one of those changes, in any process, because the
+key is computed from the data itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from conversation.llm.local_classifier import LocalPrediction, get_or_train
+
+from .encoder import get_encoder
+from .phrase import Phrase
+from .types import NONE_INTENT, IntentOption
+
+log = logging.getLogger(__name__)
+
+HEAD_CACHE_SIZE = 64
+
+
+class LocalStage(Protocol):
+    """What the cascade needs of a local classifier."""
+
+    def predict(self, text: str) -> LocalPrediction: ...
+
+
+def lexical_training_set(
+    intents: Sequence[IntentOption], phrases: Sequence[Phrase] = ()
+) -> dict[str, list[str]]:
+    """Label -> texts for the lexical classifier: name, description, examples and the
+    phrases of each intent; phrases labelled ``none`` become a ``none`` label, which the
+    cascade reads as "no listed intent fits"."""
+    labelled: dict[str, list[str]] = {
+        o.name: [o.name.replace("_", " ").replace("-", " "), o.description, *o.examples]
+        for o in intents
+    }
+    for p in phrases:
+        if p.text.strip() and (p.intent in labelled or p.intent == NONE_INTENT):
+            labelled.setdefault(p.intent, []).append(p.text.strip())
+    return labelled
+
+
+_heads: OrderedDict[str, LocalStage] = OrderedDict()
+_heads_lock = threading.Lock()
+
+
+def local_classifier_for(
+    intents: Sequence[IntentOption], phrases: Sequence[Phrase] = ()
+) -> LocalStage:
+    """The router's local stage for these intents and learned phrases; never raises
+    for a missing or broken encoder (the lexical classifier answers instead)."""
+    encoder = get_encoder()
+    if encoder is None:
+        return get_or_train(lexical_training_set(intents, phrases))
+    try:
+        from .semantic import train_head, training_fingerprint
+
+        key = training_fingerprint(intents, phrases, encoder.name)
+        with _heads_lock:
+            hit = _heads.get(key)
+            if hit is not None:
+                _heads.move_to_end(key)
+                return hit
+        head = train_head(intents, phrases, encoder=encoder)  # outside the lock: slow
+        with _heads_lock:
+            _heads[key] = head
+            _heads.move_to_end(key)
+            while len(_heads) > HEAD_CACHE_SIZE:
+                _heads.popitem(last=False)
+        return head
+    except Exception:
+        log.exception("semantic head training failed; using the lexical classifier")
+        return get_or_train(lexical_training_set(intents, phrases))
+
+
+def cached_heads() -> Mapping[str, LocalStage]:
+    with _heads_lock:
+        return dict(_heads)
+
+
+def clear_heads() -> None:
+    with _heads_lock:
+        _heads.clear()
