@@ -16,6 +16,14 @@ class Organization(models.Model):
     # LLM provider/models enabled, case reminder cadence, ...: read through
     # ``accounts.selectors.org_setting`` so a missing key has one default.
     settings = models.JSONField(default=dict, blank=True)
+    # LGPD retention: message text and media older than this many days are erased by the
+    # beat task ``conversation.apply_retention`` (rows and counts stay). Empty: kept.
+    message_retention_days = models.PositiveIntegerField(
+        _("reter mensagens por (dias)"),
+        null=True,
+        blank=True,
+        help_text=_("Texto e mídia mais antigos são apagados; contagens ficam. Vazio: sem limite."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -27,7 +27,7 @@ from django.views.decorators.http import require_GET
 
 log = logging.getLogger(__name__)
 
-BROKER_TIMEOUT_S = 2.0
+BROKER_TIMEOUT_S = 2
 
 
 def _database() -> None:

@@ -30,6 +30,8 @@ class AgentConfig:
     cases_enabled: bool
     runtime_profile: str
     runtime_mode: str
+    # What the turn does when the model stays down (LlmUnavailableAction; DESIGN §10.4).
+    llm_unavailable_action: str = "handoff"
 
 
 def agent_config_from_version(agent: Agent, version: AgentVersion) -> AgentConfig:
@@ -47,6 +49,7 @@ def agent_config_from_version(agent: Agent, version: AgentVersion) -> AgentConfi
         cases_enabled=version.cases_enabled,
         runtime_profile=version.runtime_profile,
         runtime_mode=version.runtime_mode,
+        llm_unavailable_action=version.llm_unavailable_action,
     )
 
 

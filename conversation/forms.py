@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import copy
+from datetime import date
 from typing import Any
 
 from django import forms
 from django.core.validators import RegexValidator
 from django.db.models import QuerySet
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from conversation.channels.simulator import MAX_NAME_LENGTH, MAX_TEXT_LENGTH
+from conversation.llm import catalog
 from conversation.models import (
     Agent,
     AgentVersion,
     ChannelSession,
     ConversationStatus,
+    LlmUnavailableAction,
     ModelProvider,
     RuntimeMode,
     RuntimeProfile,
@@ -47,7 +52,8 @@ class AgentVersionForm(forms.Form):
 
     prompt = forms.CharField(label=_("Instruções"), widget=forms.Textarea(attrs={"rows": 8}))
     provider = forms.ChoiceField(label=_("Provedor do modelo"), choices=ModelProvider.choices)
-    model = forms.CharField(label=_("Modelo"), max_length=80)
+    # Choices from the Anthropic SDK within the organization's enabled list (__init__).
+    model = forms.ChoiceField(label=_("Modelo"))
     max_steps = forms.IntegerField(label=_("Máximo de passos"), min_value=1, max_value=20)
     history_window = forms.IntegerField(
         label=_("Janela de histórico (mensagens)"), min_value=1, max_value=200
@@ -63,12 +69,64 @@ class AgentVersionForm(forms.Form):
     handoff_tool_enabled = forms.BooleanField(
         label=_("A IA pode pedir transbordo (ferramenta)"), required=False
     )
-    cases_enabled = forms.BooleanField(label=_("Casos humanos ativados"), required=False)
+    cases_enabled = forms.BooleanField(
+        label=_("Casos humanos ativados"),
+        required=False,
+        help_text=_(
+            "Ligado: quando a IA não consegue resolver sozinha, ela abre um caso para a equipe "
+            "e continua a conversa com o cliente, repassando a resposta de vocês. Desligado: "
+            "se a IA prometer que alguém da equipe vai agir, a mensagem não é enviada e a "
+            "conversa passa para a equipe (transbordo)."
+        ),
+    )
     runtime_profile = forms.ChoiceField(
         label=_("Perfil de runtime"), choices=RuntimeProfile.choices, required=False
     )
     runtime_mode = forms.ChoiceField(label=_("Modo do runtime"), choices=RuntimeMode.choices)
+    llm_unavailable_action = forms.ChoiceField(
+        label=_("Se o modelo estiver indisponível"),
+        choices=LlmUnavailableAction.choices,
+        required=False,  # a form posted without it (older clients) keeps the default
+        help_text=_(
+            "O cliente recebe um aviso curto. Transferir: a conversa vai para a equipe na hora. "
+            "Tentar de novo: a IA tenta mais algumas vezes e, se o modelo seguir fora, transfere."
+        ),
+    )
     publish = forms.BooleanField(label=_("Publicar esta versão"), required=False)
+
+    def __init__(
+        self,
+        *args: Any,
+        org_settings: object = None,
+        current_model: str = "",
+        today: date | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        today = today or timezone.localdate()
+        keep = current_model or str(self.initial.get("model") or "")
+        keep = "" if keep == OFFLINE_MODEL else keep
+        claude = [
+            (name, _model_label(state))
+            for name, state in catalog.choosable_models(org_settings, today, keep=keep)
+        ]
+        self.fields["model"].choices = [  # type: ignore[attr-defined]
+            (_("Anthropic (Claude)"), claude),
+            (_("Sem rede"), [(OFFLINE_MODEL, _("Offline (determinístico)"))]),
+        ]
+        self.fields["model"].help_text = _(
+            "A lista vem do SDK da Anthropic e das permissões da organização; modelos em fim "
+            "de vida aparecem marcados."
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        provider, model = data.get("provider"), data.get("model")
+        if provider == ModelProvider.OFFLINE:
+            data["model"] = OFFLINE_MODEL  # the offline model has one name
+        elif provider == ModelProvider.ANTHROPIC and model == OFFLINE_MODEL:
+            self.add_error("model", _("Escolha um modelo Claude para o provedor Anthropic."))
+        return data
 
     @classmethod
     def initial_from(cls, version: AgentVersion | None) -> dict[str, Any]:
@@ -79,7 +137,9 @@ class AgentVersionForm(forms.Form):
                 "max_steps": 4,
                 "history_window": 20,
                 "handoff_tool_enabled": True,
+                "cases_enabled": True,  # DESIGN §10.3: new agents have cases on
                 "runtime_mode": RuntimeMode.OFF,
+                "llm_unavailable_action": LlmUnavailableAction.HANDOFF,
             }
         fields = {f: getattr(version, f) for f in VERSION_FIELDS}
         fields["handoff_keywords"] = "\n".join(str(k) for k in version.handoff_keywords or ())
@@ -89,8 +149,25 @@ class AgentVersionForm(forms.Form):
         lines = (line.strip() for line in self.cleaned_data["handoff_keywords"].splitlines())
         return list(dict.fromkeys(line for line in lines if line))  # keep order, drop repeats
 
+    def clean_llm_unavailable_action(self) -> str:
+        return self.cleaned_data["llm_unavailable_action"] or LlmUnavailableAction.HANDOFF
+
     def version_fields(self) -> dict[str, Any]:
         return {f: self.cleaned_data[f] for f in VERSION_FIELDS}
+
+
+OFFLINE_MODEL = "offline"
+
+
+def _model_label(state: catalog.Lifecycle) -> str:
+    if state.end_of_life is None:
+        return state.model
+    when = state.end_of_life.strftime("%d/%m/%Y")
+    if state.status == "past_eol":
+        return str(
+            _("%(model)s — fim de vida desde %(date)s") % {"model": state.model, "date": when}
+        )
+    return str(_("%(model)s — fim de vida em %(date)s") % {"model": state.model, "date": when})
 
 
 class AgentCreateForm(AgentVersionForm):
@@ -143,3 +220,172 @@ class SimulatorChannelForm(forms.Form):
     def __init__(self, *args: Any, agents: QuerySet[Agent], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["agent"].queryset = agents  # type: ignore[attr-defined]
+
+
+# --- channels ------------------------------------------------------------------------------
+
+digits_validator = RegexValidator(r"^[0-9]{5,32}$", _("Só dígitos, como o painel da Meta mostra."))
+session_validator = RegexValidator(
+    r"^[A-Za-z0-9_.-]{1,64}$", _("Use letras, números, “-”, “_” ou “.”, sem espaços.")
+)
+KEEP_SECRET = _("Deixe em branco para manter o que está guardado.")
+
+
+def _secret(label: Any, *, required: bool, help_text: Any = "") -> forms.CharField:
+    # Never rendered back (render_value=False): a stored secret is not shown again.
+    return forms.CharField(
+        label=label,
+        required=required,
+        max_length=1000,
+        strip=True,
+        help_text=help_text,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+    )
+
+
+class _ChannelForm(forms.Form):
+    """What every channel form has: a name, the number shown to staff, who answers."""
+
+    name = forms.CharField(label=_("Nome do canal"), max_length=120)
+    phone_number = forms.CharField(
+        label=_("Número (só para exibir)"),
+        max_length=32,
+        required=False,
+        help_text=_("Ex.: +55 11 98888-7777. Não é usado para enviar."),
+    )
+    agent = forms.ModelChoiceField(
+        label=_("Agente que responde"),
+        queryset=Agent.objects.none(),
+        required=False,
+        empty_label=_("Assistente genérico"),
+    )
+    # Generated when the page is rendered: a resubmitted form connects the number once.
+    form_id = forms.CharField(widget=forms.HiddenInput, validators=[message_id_validator])
+
+    def __init__(self, *args: Any, agents: QuerySet[Agent], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].queryset = agents  # type: ignore[attr-defined]
+
+    def channel_fields(self) -> dict[str, Any]:
+        """The service's keyword arguments (``channel_create``)."""
+        skip = {"name", "form_id"}
+        return {k: v for k, v in self.cleaned_data.items() if k not in skip}
+
+
+class WahaChannelForm(_ChannelForm):
+    api_base_url = forms.URLField(
+        label=_("URL da API do WAHA"),
+        assume_scheme="https",
+        help_text=_("O endereço onde o WAHA responde, ex.: https://waha.suaempresa.com.br"),
+    )
+    external_id = forms.CharField(
+        label=_("Sessão"),
+        initial="default",
+        max_length=64,
+        validators=[session_validator],
+        help_text=_("O nome da sessão no painel do WAHA (Sessions)."),
+    )
+    api_token = _secret(
+        _("Chave da API (X-Api-Key)"),
+        required=False,
+        help_text=_("A WAHA_API_KEY do seu WAHA. Em branco se ele não exige chave."),
+    )
+    field_order = ["name", "api_base_url", "external_id", "api_token", "phone_number", "agent"]
+
+
+class MetaChannelForm(_ChannelForm):
+    external_id = forms.CharField(
+        label=_("ID do número de telefone (Phone number ID)"),
+        max_length=32,
+        validators=[digits_validator],
+    )
+    business_account_id = forms.CharField(
+        label=_("ID da conta do WhatsApp Business (WABA ID)"),
+        max_length=32,
+        validators=[digits_validator],
+    )
+    api_token = _secret(
+        _("Token de acesso do usuário do sistema"),
+        required=True,
+        help_text=_("Permanente, com as permissões whatsapp_business_messaging e _management."),
+    )
+    webhook_secret = _secret(
+        _("Chave secreta do app (App secret)"),
+        required=True,
+        help_text=_("Meta assina cada webhook com ela; sem ela, nenhum webhook é aceito."),
+    )
+    webhook_verify_token = _secret(
+        _("Token de verificação do webhook"),
+        required=False,
+        help_text=_("Em branco: geramos um e mostramos uma única vez."),
+    )
+    field_order = [
+        "name",
+        "external_id",
+        "business_account_id",
+        "api_token",
+        "webhook_secret",
+        "webhook_verify_token",
+        "phone_number",
+        "agent",
+    ]
+
+
+class ChannelSettingsForm(forms.Form):
+    """A connected channel's settings; secrets left blank keep the stored ones."""
+
+    name = forms.CharField(label=_("Nome do canal"), max_length=120)
+    phone_number = forms.CharField(
+        label=_("Número (só para exibir)"), max_length=32, required=False
+    )
+
+    def __init__(self, *args: Any, provider: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if provider == "waha":
+            for name in ("api_base_url", "external_id"):
+                self.fields[name] = copy.deepcopy(WahaChannelForm.base_fields[name])
+            self.fields["api_token"] = _secret(
+                _("Nova chave da API (X-Api-Key)"), required=False, help_text=KEEP_SECRET
+            )
+        elif provider == "meta":
+            for name in ("external_id", "business_account_id"):
+                self.fields[name] = copy.deepcopy(MetaChannelForm.base_fields[name])
+            self.fields["api_token"] = _secret(
+                _("Novo token de acesso"), required=False, help_text=KEEP_SECRET
+            )
+            self.fields["webhook_secret"] = _secret(
+                _("Nova chave secreta do app (App secret)"), required=False, help_text=KEEP_SECRET
+            )
+
+    @classmethod
+    def initial_from(cls, channel: ChannelSession) -> dict[str, Any]:
+        names = ("name", "phone_number", "api_base_url", "external_id", "business_account_id")
+        return {n: getattr(channel, n) for n in names}
+
+
+class ChannelAssignForm(forms.Form):
+    """Who answers the number: an agent, a router (it picks the agent per message) or the
+    generic assistant. Values: ``agent:<id>``, ``router:<id>`` or ""."""
+
+    answered_by = forms.ChoiceField(label=_("Quem responde neste número"), required=False)
+
+    def __init__(
+        self,
+        *args: Any,
+        agents: QuerySet[Agent],
+        routers: list[tuple[str, str]],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        choices: list[Any] = [("", _("Assistente genérico"))]
+        agent_choices = [(f"agent:{a.pk}", a.name) for a in agents]
+        if agent_choices:
+            choices.append((_("Agentes"), agent_choices))
+        if routers:
+            choices.append((_("Roteadores"), [(f"router:{pk}", name) for pk, name in routers]))
+        self.fields["answered_by"].choices = choices  # type: ignore[attr-defined]
+
+    def chosen(self) -> tuple[str, str]:
+        """("agent" | "router" | "", id)."""
+        kind, _sep, pk = str(self.cleaned_data.get("answered_by") or "").partition(":")
+        return kind, pk

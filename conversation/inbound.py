@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from conversation.channels.base import InboundMessage, ParsedWebhook
+from conversation.dispatch import enqueue
 from conversation.models import (
     ChannelSession,
     Contact,
@@ -33,17 +33,32 @@ class ReceiveResult:
     statuses: int = 0
 
 
-def open_conversation_for(channel: ChannelSession, contact: Contact) -> Conversation:
-    conversation = (
+def _open_conversation(channel: ChannelSession, contact: Contact) -> Conversation | None:
+    return (
         Conversation.objects.filter(channel=channel, contact=contact)
         .exclude(status=ConversationStatus.CLOSED)
         .first()
     )
-    if conversation is None:
-        conversation = Conversation.objects.create(
-            organization_id=channel.organization_id, channel=channel, contact=contact
-        )
-    return conversation
+
+
+def open_conversation_for(channel: ChannelSession, contact: Contact) -> Conversation:
+    conversation = _open_conversation(channel, contact)
+    if conversation is not None:
+        return conversation
+    try:
+        # A savepoint: losing the race to ``uniq_open_conversation`` must not break the
+        # webhook's transaction (PostgreSQL aborts it on any error otherwise).
+        with transaction.atomic():
+            return Conversation.objects.create(
+                organization_id=channel.organization_id, channel=channel, contact=contact
+            )
+    except IntegrityError:
+        # A concurrent first message of this contact on this channel opened it first; its
+        # insert had to commit for ours to fail, so it is visible now.
+        conversation = _open_conversation(channel, contact)
+        if conversation is None:
+            raise
+        return conversation
 
 
 def webhook_receive(*, channel: ChannelSession, parsed: ParsedWebhook) -> ReceiveResult:
@@ -52,17 +67,17 @@ def webhook_receive(*, channel: ChannelSession, parsed: ParsedWebhook) -> Receiv
     One transaction: a failure stores nothing. A redelivered event (same provider
     message id on this channel) stores nothing new and starts no turn.
     """
-    from conversation import tasks
-    from conversation.dispatch import enqueue
-
     result = ReceiveResult()
     with transaction.atomic():
         for inbound in parsed.messages:
             message = _store_inbound(channel, inbound, result)
             if message is not None and message.direction == Direction.INBOUND:
-                enqueue(
-                    tasks.run_inbound_turn, str(message.pk), countdown=settings.TURN_BURST_WINDOW_S
-                )
+                # At once, not after the burst window: the turn's claim reads the window
+                # from the lines' stored times and, while the burst is still open, schedules
+                # one re-check for when it closes (conversation.turns.burst). Under a
+                # backlog the task runs late, finds the burst closed and answers it — no
+                # task waits in a worker for its ETA.
+                enqueue("conversation.run_inbound_turn", str(message.pk))
         for status in parsed.statuses:
             if outbound_status_update(
                 channel=channel,

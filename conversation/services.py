@@ -25,7 +25,10 @@ VERSION_FIELDS = (
     "cases_enabled",
     "runtime_profile",
     "runtime_mode",
+    "llm_unavailable_action",
 )
+
+_UNSET: Any = object()  # "not given", where None is a value (no agent)
 
 
 def agent_create(
@@ -110,6 +113,97 @@ def channel_create(
             diff={"name": name, "provider": provider, **fields},
         )
     return channel
+
+
+# Channel settings the pages change; the three secrets are in ``CHANNEL_SECRETS``: a blank
+# value given for one of them means "keep the stored one" (a page never shows it back).
+CHANNEL_SETTINGS = ("name", "external_id", "phone_number", "business_account_id", "api_base_url")
+CHANNEL_SECRETS = ("api_token", "webhook_secret", "webhook_verify_token")
+
+
+def channel_update(
+    *,
+    channel: ChannelSession,
+    actor: Any,
+    name: str = "",
+    agent: Agent | None = _UNSET,
+    **fields: Any,
+) -> ChannelSession:
+    """Change the settings, secrets and agent given (a blank ``name`` keeps the name); the
+    audit diff names the changed fields, never a secret's value."""
+    if name.strip():
+        fields["name"] = name
+    unknown = set(fields) - set(CHANNEL_SETTINGS) - set(CHANNEL_SECRETS)
+    if unknown:
+        raise ValueError(f"unknown channel fields: {sorted(unknown)}")
+    if isinstance(agent, Agent) and agent.organization_id != channel.organization_id:
+        raise ValueError("agent of another organization")
+    with transaction.atomic():
+        diff: dict[str, Any] = {}
+        for name, value in fields.items():
+            value = str(value or "").strip()
+            if name in CHANNEL_SECRETS:
+                if value and value != getattr(channel, name):
+                    setattr(channel, name, value)
+                    diff[name] = "changed"  # masked by audit_log_write as well
+            elif value != getattr(channel, name):
+                diff[name] = {"from": getattr(channel, name), "to": value}
+                setattr(channel, name, value)
+        if agent is not _UNSET and getattr(agent, "pk", None) != channel.agent_id:
+            diff["agent_id"] = {
+                "from": str(channel.agent_id) if channel.agent_id else None,
+                "to": str(agent.pk) if isinstance(agent, Agent) else None,
+            }
+            channel.agent = agent if isinstance(agent, Agent) else None
+        if not diff:
+            return channel
+        updated = [k if k != "agent_id" else "agent" for k in diff]
+        channel.save(update_fields=updated)
+        audit_log_write(
+            organization=channel.organization_id,
+            actor=actor,
+            action="channel.update",
+            resource=channel,
+            diff={"changed": sorted(updated)},
+        )
+    return channel
+
+
+def channel_set_active(*, channel: ChannelSession, actor: Any, is_active: bool) -> ChannelSession:
+    """An inactive channel refuses its webhooks (404) and sends nothing."""
+    with transaction.atomic():
+        if channel.is_active == bool(is_active):
+            return channel
+        channel.is_active = bool(is_active)
+        channel.save(update_fields=["is_active"])
+        audit_log_write(
+            organization=channel.organization_id,
+            actor=actor,
+            action="channel.activate" if is_active else "channel.deactivate",
+            resource=channel,
+            diff={"is_active": channel.is_active},
+        )
+    return channel
+
+
+def channel_new_webhook_secret(*, channel: ChannelSession, actor: Any) -> str:
+    """A new secret the provider must be given, returned once for the page to show.
+
+    WAHA and the simulator: the webhook HMAC key. Meta signs with the app secret (the
+    admin types it), so for Meta this is the subscription's verify token."""
+    field = "webhook_verify_token" if channel.provider == "meta" else "webhook_secret"
+    secret = secrets.token_urlsafe(32)
+    with transaction.atomic():
+        setattr(channel, field, secret)
+        channel.save(update_fields=[field])
+        audit_log_write(
+            organization=channel.organization_id,
+            actor=actor,
+            action="channel.secret_rotate",
+            resource=channel,
+            diff={"field": field},
+        )
+    return secret
 
 
 def knowledge_document_save(

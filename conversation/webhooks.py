@@ -9,6 +9,16 @@ Order, cheapest refusal first: unknown channel (404) → declared size over the 
 nothing read) → body read with the cap → signature (401; a flood of bad signatures
 answers 429 on its own budget, so it cannot starve the real provider) → the channel's
 rate limit (429) → payload validation (400) → store, deduplicated by provider message id.
+
+Payload content never makes a webhook answer 5xx. Adapters clean every string (NUL, lone
+surrogates) and refuse, one event at a time, what storage cannot hold (an id or a phone
+longer than its column) or what is addressed to another business number (Meta
+``phone_number_id``, WAHA ``session`` ≠ the channel's ``external_id``). Each valid event is
+then stored on its own savepoint, so a refused or unstorable event never blocks the valid
+ones of the same body. The answer is 200 when at least one event was accepted, 400 with the
+first refusal's code when the body carried events and none was acceptable, and 200 for a
+body with nothing to do (an event type we ignore). Concurrency errors (``IntegrityError``,
+``OperationalError``) are not payload content: they still surface so the provider redelivers.
 """
 
 from __future__ import annotations
@@ -17,15 +27,23 @@ import logging
 import uuid
 
 from django.conf import settings
+from django.db import DataError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts import rls
 from accounts.throttle import hit
 from conversation.channels import get_adapter
-from conversation.channels.base import SignatureError, WebhookError
+from conversation.channels.base import (
+    ChannelAdapter,
+    ParsedWebhook,
+    RejectedEvent,
+    SignatureError,
+    WebhookError,
+    log_id,
+)
 from conversation.channels.meta import verify_subscription
-from conversation.inbound import webhook_receive
+from conversation.inbound import ReceiveResult, webhook_receive
 from conversation.models import ChannelSession, Provider
 
 log = logging.getLogger(__name__)
@@ -111,15 +129,92 @@ def _receive(request: HttpRequest, channel: ChannelSession) -> HttpResponse:
     except WebhookError as exc:
         log.info("webhook payload rejected", extra={**ids, "code": exc.code})
         return error(400, exc.code, exc.message)
-    result = webhook_receive(channel=channel, parsed=parsed)
-    return JsonResponse(
-        {
-            "ok": True,
-            "stored": result.stored,
-            "duplicates": result.duplicates,
-            "statuses": result.statuses,
-        }
-    )
+    parsed = _for_this_number(adapter, channel, parsed, ids)
+    for rejected in parsed.rejected:
+        _log_rejected(rejected, ids)
+    result, unstorable = _store_each(channel, parsed, ids)
+    refusals = [*parsed.rejected, *unstorable]
+    if refusals and parsed.accepted == len(unstorable):
+        # Every event of the body was refused: say why; a partly good body answers 200.
+        return error(400, refusals[0].code, refusals[0].reason)
+    answer: dict[str, object] = {
+        "ok": True,
+        "stored": result.stored,
+        "duplicates": result.duplicates,
+        "statuses": result.statuses,
+    }
+    if refusals:
+        answer["rejected"] = len(refusals)
+    return JsonResponse(answer)
+
+
+def _for_this_number(
+    adapter: ChannelAdapter, channel: ChannelSession, parsed: ParsedWebhook, ids: dict[str, str]
+) -> ParsedWebhook:
+    """Refuse the events addressed to another business number than this channel's."""
+    if not adapter.addresses_channel:
+        return parsed
+    if not channel.external_id.strip():
+        # Nothing to compare with; such a channel cannot send either (the adapters refuse
+        # ``invalid_config``), so this is a channel still being set up.
+        if parsed.accepted:
+            log.warning("webhook number not checked: channel has no external id", extra=ids)
+        return parsed
+    return parsed.addressed_to(channel.external_id)
+
+
+def _log_rejected(rejected: RejectedEvent, ids: dict[str, str]) -> None:
+    extra = {
+        **ids,
+        "code": rejected.code,
+        "where": rejected.where,
+        "provider_message_id": rejected.event_id,
+    }
+    if rejected.code == "wrong_channel":
+        # Two numbers mixed up (a webhook URL pasted on the wrong number): an operator's problem.
+        log.warning("webhook event for another number refused", extra=extra)
+    else:
+        log.info("webhook event rejected", extra=extra)
+
+
+def _store_each(
+    channel: ChannelSession, parsed: ParsedWebhook, ids: dict[str, str]
+) -> tuple[ReceiveResult, list[RejectedEvent]]:
+    """Store every accepted event on its own (``webhook_receive`` is one atomic block, a
+    savepoint inside the request's tenant transaction), so one that the database still
+    refuses rolls back alone. Only content errors are caught: a value the database cannot
+    hold (``DataError``, or the driver's ``ValueError`` for text it cannot encode)."""
+    total = ReceiveResult()
+    unstorable: list[RejectedEvent] = []
+    singles = [
+        ("message", m.provider_message_id, ParsedWebhook(messages=(m,))) for m in parsed.messages
+    ]
+    singles += [
+        ("status", s.provider_message_id, ParsedWebhook(statuses=(s,))) for s in parsed.statuses
+    ]
+    for kind, provider_message_id, single in singles:
+        try:
+            result = webhook_receive(channel=channel, parsed=single)
+        except (DataError, ValueError) as exc:
+            event_id = log_id(provider_message_id)
+            log.error(
+                "webhook event could not be stored",
+                extra={**ids, "provider_message_id": event_id, "error": type(exc).__name__},
+            )
+            unstorable.append(
+                RejectedEvent(
+                    code="unstorable_event",
+                    reason="the event holds a value that cannot be stored",
+                    where=kind,
+                    event_id=event_id,
+                )
+            )
+            continue
+        total.stored += result.stored
+        total.duplicates += result.duplicates
+        total.ignored += result.ignored
+        total.statuses += result.statuses
+    return total, unstorable
 
 
 def _meta_subscription(request: HttpRequest, channel: ChannelSession) -> HttpResponse:

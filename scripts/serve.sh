@@ -2,7 +2,9 @@
 # Production: install the runtime set, migrate, compile translations, collect static files
 # and serve with gunicorn (config/gunicorn.conf.py). Needs DJANGO_SECRET_KEY,
 # DJANGO_ALLOWED_HOSTS, DATABASE_URL and, for workers, CELERY_BROKER_URL (see the README).
-# MIGRATE_DATABASE_URL, when set, is the table owner's URL used for migrations only.
+# MIGRATE_DATABASE_URL, when set, is the table owner's URL used for migrations only; then
+# DATABASE_URL logs in as the application role itself (DATABASE_APP_ROLE, the same name), so
+# no query can RESET ROLE above the tenant walls (README "Tenant isolation").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DJANGO_ENV=${DJANGO_ENV:-production}
@@ -11,7 +13,9 @@ if [ "${SKIP_SETUP:-0}" != "1" ]; then
   bash scripts/setup.sh
 fi
 if [ -n "${MIGRATE_DATABASE_URL:-}" ]; then
-  DATABASE_URL=$MIGRATE_DATABASE_URL DATABASE_APP_ROLE= .venv/bin/python manage.py migrate --noinput
+  # DATABASE_APP_ROLE stays set: migrate runs as the owner and then grants that role the
+  # tables (accounts.db.grant_application_role), which the app then logs in as.
+  DATABASE_URL=$MIGRATE_DATABASE_URL .venv/bin/python manage.py migrate --noinput
 else
   .venv/bin/python manage.py migrate --noinput
 fi

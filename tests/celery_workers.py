@@ -15,6 +15,8 @@ from django.test import override_settings
 from config.celery import app
 
 ROOT = Path(__file__).resolve().parent.parent
+# The queues config.celery.route_task reads (settings: TASK_QUEUE_KINDS).
+ROUTED_QUEUE_SETTINGS = ("CELERY_TURNS_QUEUE", "CELERY_OUTBOX_QUEUE", "CELERY_BULK_QUEUE")
 
 
 @contextlib.contextmanager
@@ -35,6 +37,7 @@ def celery_workers(
         "DATABASE_URL": database_url,
         "CELERY_BROKER_URL": broker,
         "CELERY_QUEUE": queue,
+        **dict.fromkeys(ROUTED_QUEUE_SETTINGS, queue),  # turns, outbox, bulk: all on ``queue``
         "TURN_BURST_WINDOW_S": "0",
         "ANTHROPIC_API_KEY": "",
         "LOG_LEVEL": "WARNING",
@@ -53,7 +56,9 @@ def celery_workers(
         for i in range(count)
     ]
     try:
-        with override_settings(TASKS_IN_PROCESS=False):
+        with override_settings(
+            TASKS_IN_PROCESS=False, **dict.fromkeys(ROUTED_QUEUE_SETTINGS, queue)
+        ):
             yield procs
     finally:
         for proc in procs:

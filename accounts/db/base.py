@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import connections
 from django.db.backends.postgresql import base, creation
+from psycopg import sql
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 cursor.execute("SELECT set_config('app.bypass_rls', '', false)")
                 return True
             if role and role != self.settings_dict.get("USER"):
-                cursor.execute(self.ops.compose_sql("SET ROLE %s", [role]))
+                # Composed by psycopg, not ``self.ops.compose_sql``: that opens a cursor
+                # through this wrapper, and Django's connection pool configures new
+                # connections on its own threads — where it would wait on the pool itself.
+                cursor.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
             if _test_session:
                 cursor.execute("SELECT set_config('app.bypass_rls', 'on', false)")
         return bool(role) or _test_session

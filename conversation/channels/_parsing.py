@@ -9,11 +9,17 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from conversation.channels.base import SignatureError, WebhookError
+from conversation.channels.base import (
+    MAX_MESSAGE_ID_LENGTH,
+    MAX_PHONE_LENGTH,
+    SignatureError,
+    WebhookError,
+)
 
 # Body text stored for messages that carry no text of their own. pt-BR because back-office
 # staff read them in the conversation page and the agent sees them in its history.
@@ -36,13 +42,67 @@ UNSUPPORTED_PLACEHOLDER = "[mensagem não suportada]"
 # 9999-12-31T23:59:59Z: the largest instant a datetime can hold.
 _MAX_EPOCH_SECONDS = 253_402_300_799
 
+# After json.loads a valid surrogate pair is already one astral character, so any surrogate
+# code point left in a str is a lone one: it cannot be encoded to UTF-8 (the database refuses
+# it), and neither can PostgreSQL store NUL in text.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT_CHARACTER = "\ufffd"
+
 
 def placeholder(kind: str) -> str:
     return PLACEHOLDERS.get(kind, UNSUPPORTED_PLACEHOLDER)
 
 
+def clean_text(value: str) -> str:
+    """``value`` without NUL characters and with each lone surrogate replaced by U+FFFD.
+
+    Deterministic, so a redelivered event cleans to the same id and is still deduplicated.
+    """
+    if "\x00" in value:
+        value = value.replace("\x00", "")
+    if _LONE_SURROGATE.search(value):
+        value = _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, value)
+    return value
+
+
+def clean_tree(data: Any) -> Any:
+    """Apply ``clean_text`` to every string (keys too) of a decoded JSON document, in place.
+
+    Iterative: the document may be nested as deep as json.loads allowed.
+    """
+    if isinstance(data, str):
+        return clean_text(data)
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in list(node):
+                value = node[key]
+                if isinstance(value, str):
+                    value = clean_text(value)
+                elif isinstance(value, dict | list):
+                    stack.append(value)
+                clean_key = clean_text(key)
+                if clean_key != key:
+                    del node[key]
+                node[clean_key] = value
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                if isinstance(value, str):
+                    node[index] = clean_text(value)
+                elif isinstance(value, dict | list):
+                    stack.append(value)
+    return data
+
+
+def _may_need_cleaning(body: bytes) -> bool:
+    # NUL and lone surrogates reach a str only as a \u escape or as raw surrogate bytes
+    # (UTF-8 lead byte 0xED, which json.loads decodes with "surrogatepass").
+    return b"\\u" in body or b"\xed" in body
+
+
 def load_json_object(body: bytes) -> dict[str, Any]:
-    """Decode a webhook body that must be a JSON object."""
+    """Decode a webhook body that must be a JSON object; every string comes out clean."""
     if not isinstance(body, bytes | bytearray):
         raise WebhookError("body must be bytes", code="invalid_body")
     try:
@@ -52,7 +112,38 @@ def load_json_object(body: bytes) -> dict[str, Any]:
         raise WebhookError("body is not valid JSON", code="invalid_json") from exc
     if not isinstance(data, dict):
         raise WebhookError("body must be a JSON object", code="invalid_payload")
+    if _may_need_cleaning(bytes(body)):
+        clean_tree(data)
     return data
+
+
+def bounded_id(value: object, where: str) -> str:
+    """A provider message id: non-empty and no longer than the storage holds."""
+    text = require_str(value, where, code="missing_id")
+    if len(text) > MAX_MESSAGE_ID_LENGTH:
+        raise WebhookError(
+            f"{where} is longer than {MAX_MESSAGE_ID_LENGTH} characters", code="invalid_id"
+        )
+    return text
+
+
+def bounded_phone(value: str, where: str) -> str:
+    """A customer's phone or WhatsApp id: no longer than the storage holds, no whitespace."""
+    if len(value) > MAX_PHONE_LENGTH:
+        raise WebhookError(
+            f"{where} is longer than {MAX_PHONE_LENGTH} characters", code="invalid_sender"
+        )
+    if not value.isprintable() or any(ch.isspace() for ch in value):
+        raise WebhookError(f"{where} is not a WhatsApp id", code="invalid_sender")
+    return value
+
+
+def optional_id(value: object) -> str | None:
+    """An optional reference to another message (a quoted reply): dropped when unusable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    return text if len(text) <= MAX_MESSAGE_ID_LENGTH else None
 
 
 def require_object(value: object, where: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ ChannelSession row. Everything inbound is normalized to ``InboundMessage`` /
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
@@ -17,6 +17,17 @@ Provider = Literal["waha", "meta", "simulator"]
 OutboundStatus = Literal["sent", "delivered", "read", "failed"]
 
 SERVICE_WINDOW = timedelta(hours=24)
+
+# What the storage can hold, mirrored here so adapters (which know no Django model) refuse or
+# bound a value before it reaches the database; tests/channels pins them to the models' fields.
+# An id longer than this is refused, never cut: a cut id could collide with another message's
+# (and the second would be dropped as a "duplicate") or stop matching its status callbacks.
+MAX_MESSAGE_ID_LENGTH = 200  # Message.provider_message_id
+# A phone longer than this is refused, never cut: a cut phone is somebody else's contact.
+MAX_PHONE_LENGTH = 64  # Contact.phone
+# Display-only values are cut: nothing is keyed by them.
+MAX_NAME_LENGTH = 120  # Contact.name
+MAX_KIND_LENGTH = 16  # Message.kind
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,9 @@ class InboundMessage:
     # the real number when the payload also revealed it, else the lid itself; keeping both lets the
     # caller link a contact first seen by lid to the same contact seen later by phone.
     from_lid: str = ""
+    # The business number the payload says the event was sent to (Meta ``phone_number_id``,
+    # WAHA ``session``); "" when the payload names none. See ``ParsedWebhook.addressed_to``.
+    channel_ref: str = ""
 
 
 @dataclass(frozen=True)
@@ -43,12 +57,69 @@ class StatusUpdate:
     status: OutboundStatus
     timestamp: datetime
     error: str = ""
+    channel_ref: str = ""  # as on InboundMessage
+
+
+@dataclass(frozen=True)
+class RejectedEvent:
+    """One event of a body that was refused while the rest of the body went on.
+
+    ``code`` is stable (``missing_id``, ``invalid_id``, ``invalid_sender``, ``wrong_channel``...),
+    ``reason`` says what was wrong without quoting customer text, ``event_id`` is a bounded prefix
+    of the provider's id when the event had one (for the operator's log), ``where`` the event's
+    place in the body (``entry[0].changes[1].messages[2]``).
+    """
+
+    code: str
+    reason: str
+    where: str
+    event_id: str = ""
 
 
 @dataclass(frozen=True)
 class ParsedWebhook:
     messages: Sequence[InboundMessage] = ()
     statuses: Sequence[StatusUpdate] = ()
+    # Events refused one by one; the valid events of the same body are still kept above.
+    rejected: Sequence[RejectedEvent] = ()
+
+    @property
+    def accepted(self) -> int:
+        return len(self.messages) + len(self.statuses)
+
+    def addressed_to(self, external_id: str) -> ParsedWebhook:
+        """Keep the events sent to the business number ``external_id``; refuse the others.
+
+        An event naming another number (or none at all) is moved to ``rejected`` as
+        ``wrong_channel``: storing it under this channel would mix two numbers' conversations.
+        """
+        expected = external_id.strip()
+        messages = [m for m in self.messages if m.channel_ref == expected]
+        statuses = [s for s in self.statuses if s.channel_ref == expected]
+        refused = [
+            RejectedEvent(
+                code="wrong_channel",
+                reason="event addressed to another number" if e.channel_ref else "no number named",
+                where=kind,
+                event_id=log_id(e.provider_message_id),
+            )
+            for kind, events in (("message", self.messages), ("status", self.statuses))
+            for e in events
+            if e.channel_ref != expected
+        ]
+        if not refused:
+            return self
+        return replace(
+            self,
+            messages=tuple(messages),
+            statuses=tuple(statuses),
+            rejected=(*self.rejected, *refused),
+        )
+
+
+def log_id(value: object) -> str:
+    """A provider id cut short enough for a log line (ids can be anything a payload says)."""
+    return value[:80] if isinstance(value, str) else ""
 
 
 @dataclass(frozen=True)
@@ -139,12 +210,17 @@ def service_window_open(last_inbound_at: datetime | None, now: datetime) -> bool
 class ChannelAdapter(Protocol):
     provider: Provider
     enforces_service_window: bool
+    # The payload names the business number it was sent to (``channel_ref``), which must be the
+    # channel's ``external_id``: checked by the webhook with ``ParsedWebhook.addressed_to``.
+    addresses_channel: bool
 
     def verify_signature(self, *, headers: Mapping[str, str], body: bytes, secret: str) -> None:
         """Raise ``SignatureError`` unless the body is authentic (constant-time compare)."""
 
     def parse_webhook(self, body: bytes) -> ParsedWebhook:
-        """Raise ``WebhookError`` on a malformed payload."""
+        """Raise ``WebhookError`` when the body as a whole is malformed; a malformed event
+        inside a well-formed body goes to ``ParsedWebhook.rejected`` and the rest is kept.
+        Every string is cleaned of what storage cannot hold (``_parsing.clean_text``)."""
 
     def send_text(
         self,

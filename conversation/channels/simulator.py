@@ -60,6 +60,8 @@ class SimulatorAdapter:
     provider: Provider = "simulator"
     # The simulator talks to no WhatsApp, so no window applies.
     enforces_service_window: bool = False
+    # The page posts to its own channel's URL and names no number.
+    addresses_channel: bool = False
 
     def __init__(self, *, clock: Callable[[], datetime] = _utc_now) -> None:
         # The page sends no timestamp: a message is received when it is posted.

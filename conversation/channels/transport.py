@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import httpx
@@ -25,10 +27,27 @@ READ_TIMEOUT_SECONDS = 15.0
 ErrorMapper = Callable[[httpx.Response], SendError]
 
 
+# Set by the caller around a send (the outbox: OUTBOX_PROVIDER_TIMEOUT_S); adapters know no
+# settings, so the timeout travels with the call rather than through every signature.
+_timeout_s: ContextVar[float | None] = ContextVar("provider_timeout_s", default=None)
+
+
+@contextmanager
+def provider_timeout(seconds: float) -> Iterator[None]:
+    """Clients built inside use ``seconds`` for read/write/pool (connect: at most 5 s)."""
+    token = _timeout_s.set(seconds)
+    try:
+        yield
+    finally:
+        _timeout_s.reset(token)
+
+
 def build_client() -> httpx.Client:
-    """The one place an outbound HTTP client is made (connect 5 s, read/write/pool 15 s)."""
+    """The one place an outbound HTTP client is made (connect 5 s, read/write/pool 15 s, or
+    the ``provider_timeout`` in force)."""
+    seconds = _timeout_s.get() or READ_TIMEOUT_SECONDS
     return httpx.Client(
-        timeout=httpx.Timeout(READ_TIMEOUT_SECONDS, connect=CONNECT_TIMEOUT_SECONDS),
+        timeout=httpx.Timeout(seconds, connect=min(CONNECT_TIMEOUT_SECONDS, seconds)),
         follow_redirects=False,
     )
 

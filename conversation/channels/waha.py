@@ -30,10 +30,13 @@ import httpx
 
 from conversation.channels._parsing import (
     UNSUPPORTED_PLACEHOLDER,
+    bounded_id,
+    bounded_phone,
     constant_time_equal,
     dig,
     get_header,
     load_json_object,
+    optional_id,
     optional_str,
     parse_epoch,
     placeholder,
@@ -42,16 +45,20 @@ from conversation.channels._parsing import (
     require_str,
 )
 from conversation.channels.base import (
+    MAX_NAME_LENGTH,
+    MAX_PHONE_LENGTH,
     ChannelConfig,
     InboundMessage,
     OutboundStatus,
     ParsedWebhook,
     Provider,
+    RejectedEvent,
     SendError,
     SendResult,
     SignatureError,
     StatusUpdate,
     WebhookError,
+    log_id,
 )
 from conversation.channels.transport import (
     classify_status,
@@ -123,6 +130,7 @@ def _utc_now() -> datetime:
 class WahaAdapter:
     provider: Provider = "waha"
     enforces_service_window: bool = False
+    addresses_channel: bool = True  # the envelope's ``session``
 
     def __init__(self, *, clock: Callable[[], datetime] = _utc_now) -> None:
         # Only for receipts that carry no timestamp at all (the docs' own example has none).
@@ -145,20 +153,30 @@ class WahaAdapter:
     def parse_webhook(self, body: bytes) -> ParsedWebhook:
         envelope = load_json_object(body)
         event = require_str(envelope.get("event"), "event", code="missing_event")
-        if event in _MESSAGE_EVENTS:
+        if event not in _MESSAGE_EVENTS and event != "message.ack":
+            return ParsedWebhook()
+        # One event per body: a malformed payload is that event's rejection (the envelope
+        # itself was fine), reported like a rejected event of a Meta batch.
+        try:
             payload = require_object(envelope.get("payload"), "payload")
+            if event == "message.ack":
+                status = self._parse_ack(payload, envelope)
+                return ParsedWebhook(statuses=(status,) if status else ())
             message = self._parse_message(payload, envelope)
             return ParsedWebhook(messages=(message,) if message else ())
-        if event == "message.ack":
-            payload = require_object(envelope.get("payload"), "payload")
-            status = self._parse_ack(payload, envelope)
-            return ParsedWebhook(statuses=(status,) if status else ())
-        return ParsedWebhook()
+        except WebhookError as exc:
+            rejected = RejectedEvent(
+                code=exc.code,
+                reason=exc.message,
+                where="payload",
+                event_id=log_id(dig(envelope, "payload", "id")),
+            )
+            return ParsedWebhook(rejected=(rejected,))
 
     def _parse_message(
         self, payload: dict[str, Any], envelope: dict[str, Any]
     ) -> InboundMessage | None:
-        message_id = require_str(payload.get("id"), "payload.id", code="missing_id")
+        message_id = bounded_id(payload.get("id"), "payload.id")
         from_me = payload.get("fromMe") is True
         sender = require_str(payload.get("from"), "payload.from", code="missing_sender")
         # For our own messages ``from`` is us; the customer is the chat they went to.
@@ -174,22 +192,25 @@ class WahaAdapter:
             return None
         alternatives = OUTBOUND_ALTERNATIVES if from_me else INBOUND_ALTERNATIVES
         phone, lid = resolve_contact(chat, payload, alternatives)
+        customer = bounded_phone(phone or lid, "payload.from")
         kind, text = _content(payload, data_type)
-        reply_to = dig(payload, "replyTo", "id")
         return InboundMessage(
             provider_message_id=message_id,
-            from_phone=phone or lid,
-            from_lid=lid,
+            from_phone=customer,
+            # Kept only while it fits where a phone goes (a contact may be keyed by it later).
+            from_lid=lid if len(lid) <= MAX_PHONE_LENGTH else "",
             body=text,
             timestamp=self._timestamp(payload, envelope, required=True),
             from_name="" if from_me else _sender_name(payload),
             kind=kind,
             from_me=from_me,
-            reply_to=reply_to.strip() if isinstance(reply_to, str) and reply_to.strip() else None,
+            reply_to=optional_id(dig(payload, "replyTo", "id")),
+            channel_ref=_session(envelope),
         )
 
     def _parse_ack(self, payload: dict[str, Any], envelope: dict[str, Any]) -> StatusUpdate | None:
-        message_id = require_str(payload.get("id"), "payload.id", code="missing_id")
+        # Bounded like inbound ids: a longer one can match no row we stored.
+        message_id = bounded_id(payload.get("id"), "payload.id")
         if payload.get("fromMe") is False:
             return None  # a receipt for the customer's message, not for one we sent
         ack = payload.get("ack")
@@ -205,6 +226,7 @@ class WahaAdapter:
             status=status,
             timestamp=self._timestamp(payload, envelope, required=False),
             error="WhatsApp reported a delivery error (ack ERROR)" if status == "failed" else "",
+            channel_ref=_session(envelope),
         )
 
     def _timestamp(
@@ -278,11 +300,16 @@ class WahaAdapter:
 # -- helpers -----------------------------------------------------------------------------
 
 
+def _session(envelope: dict[str, Any]) -> str:
+    """The WAHA session the event came from ("" when the envelope names none)."""
+    return optional_str(envelope.get("session"))
+
+
 def _sender_name(payload: dict[str, Any]) -> str:
     for path in _NAME_PATHS:
         name = optional_str(dig(payload, *path))
         if name:
-            return name[:200]
+            return name[:MAX_NAME_LENGTH]
     return ""
 
 

@@ -1,14 +1,26 @@
-"""Pages of the back office: conversations, handoff inbox, agents, knowledge base, simulator.
+"""Pages of the back office: conversations, handoff inbox, agents, channels, knowledge base,
+simulator.
 
 Thin views: parse, authorize (``role_required`` + ``access``), call one service, render.
 Full-page POSTs redirect; htmx POSTs answer with the re-rendered fragments.
 """
 
 from conversation.views.agents import agent_create, agent_detail, agent_version_publish, agents
+from conversation.views.channels import (
+    channel_assign,
+    channel_connect_meta,
+    channel_connect_waha,
+    channel_detail,
+    channel_new_secret,
+    channel_set_active,
+    channel_test,
+    channels,
+)
 from conversation.views.conversations import (
     conversation_detail,
     conversation_take_over,
     conversations,
+    message_resend,
 )
 from conversation.views.handoffs import (
     handoff_badge,
@@ -36,6 +48,14 @@ __all__ = [
     "agent_detail",
     "agent_version_publish",
     "agents",
+    "channel_assign",
+    "channel_connect_meta",
+    "channel_connect_waha",
+    "channel_detail",
+    "channel_new_secret",
+    "channel_set_active",
+    "channel_test",
+    "channels",
     "conversation_detail",
     "conversation_take_over",
     "conversations",
@@ -49,6 +69,7 @@ __all__ = [
     "knowledge_create",
     "knowledge_delete",
     "knowledge_edit",
+    "message_resend",
     "simulator",
     "simulator_channel_create",
     "simulator_chat",

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import redirect
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -17,9 +18,11 @@ from conversation.forms import (
     AgentCreateForm,
     AgentVersionForm,
 )
+from conversation.llm import catalog
 from conversation.models import (
     Agent,
     AgentVersion,
+    ModelProvider,
 )
 from conversation.views._common import PageRequest, _page
 
@@ -38,7 +41,9 @@ def agents(request: PageRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def agent_create(request: PageRequest) -> HttpResponse:
     form = AgentCreateForm(
-        request.POST or None, initial=AgentCreateForm.initial_from(None) | {"publish": True}
+        request.POST or None,
+        initial=AgentCreateForm.initial_from(None) | {"publish": True},
+        org_settings=request.membership.organization.settings,
     )
     if request.method == "POST" and form.is_valid():
         agent = services.agent_create(
@@ -65,8 +70,12 @@ def agent_detail(request: PageRequest, agent_id: uuid.UUID) -> HttpResponse:
     )
     versions = selectors.agent_versions(agent)
     can_edit = membership.has_role("admin")
+    model_choices = {
+        "org_settings": membership.organization.settings,
+        "current_model": versions[0].model if versions else "",
+    }
     if request.method == "POST":
-        form = AgentVersionForm(request.POST)
+        form = AgentVersionForm(request.POST, **model_choices)
         if form.is_valid():
             with transaction.atomic():  # a version saved "and published" is both or neither
                 version = services.agent_version_create(
@@ -85,13 +94,28 @@ def agent_detail(request: PageRequest, agent_id: uuid.UUID) -> HttpResponse:
             return redirect("conversation:agent_detail", agent_id=agent.pk)
     else:
         form = AgentVersionForm(
-            initial=AgentVersionForm.initial_from(versions[0] if versions else None)
+            initial=AgentVersionForm.initial_from(versions[0] if versions else None),
+            **model_choices,
         )
         if not can_edit:
             for field in form.fields.values():
                 field.disabled = True
-    context = {"agent": agent, "versions": versions, "form": form, "can_edit": can_edit}
+    context = {
+        "agent": agent,
+        "versions": versions,
+        "form": form,
+        "can_edit": can_edit,
+        "model_lifecycles": _model_lifecycles(agent, versions),
+    }
     return _page(request, "conversation/agent_detail.html", context)
+
+
+def _model_lifecycles(agent: Agent, versions: list[AgentVersion]) -> list[catalog.Lifecycle]:
+    """End-of-life warnings for the published version's model and the latest version's."""
+    today = timezone.localdate()
+    shown = [v for v in (agent.published_version, versions[0] if versions else None) if v]
+    models = dict.fromkeys(v.model for v in shown if v.provider == ModelProvider.ANTHROPIC)
+    return [state for m in models if (state := catalog.lifecycle(m, today)).warns]
 
 
 @role_required("admin")

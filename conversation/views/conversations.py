@@ -13,13 +13,14 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import access, role_required
 from conversation import handoff as handoffs_service
-from conversation import selectors
+from conversation import outbox, selectors
 from conversation.forms import (
     ConversationFilterForm,
 )
 from conversation.models import (
     Conversation,
     ConversationStatus,
+    Message,
 )
 from conversation.views._common import PAGE_SIZE, PageRequest, _page
 
@@ -46,6 +47,7 @@ def conversation_detail(request: PageRequest, conversation_id: uuid.UUID) -> Htt
         "conversation": conversation,
         "detail": selectors.conversation_detail(conversation),
         "can_take_over": request.membership.has_role("agent"),
+        "can_resend": request.membership.has_role("agent"),
     }
     return _page(request, "conversation/conversation_detail.html", context)
 
@@ -64,3 +66,16 @@ def conversation_take_over(request: PageRequest, conversation_id: uuid.UUID) -> 
         request, _("Você assumiu a conversa. A IA fica em silêncio até ser devolvida.")
     )
     return redirect("conversation:handoff_detail", handoff_id=handoff.pk)
+
+
+@role_required("agent")
+@require_POST
+def message_resend(request: PageRequest, message_id: uuid.UUID) -> HttpResponse:
+    """The "Reenviar" button: a failed outbound message goes back to the tail of its
+    delivery chain (audited)."""
+    message = access(Message.objects.all(), request.membership, pk=message_id)
+    if outbox.message_resend(message=message, actor=request.user):
+        messages.success(request, _("Mensagem na fila para reenvio."))
+    else:
+        messages.error(request, _("Só mensagens que falharam podem ser reenviadas."))
+    return redirect("conversation:conversation_detail", conversation_id=message.conversation_id)

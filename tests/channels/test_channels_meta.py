@@ -205,14 +205,115 @@ def test_parse_rejects_a_non_whatsapp_object():
     assert caught.value.code == "unsupported_object"
 
 
-def test_parse_message_without_id_is_rejected():
+def test_parse_message_without_id_is_rejected_on_its_own():
     data = load_fixture("meta/pywa_fixture_updates_message.json")["text"]
     del data["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
 
-    with pytest.raises(WebhookError) as caught:
-        adapter.parse_webhook(encode(data))
+    parsed = adapter.parse_webhook(encode(data))
 
-    assert caught.value.code == "missing_id"
+    assert parsed.messages == ()
+    assert [(r.code, r.where) for r in parsed.rejected] == [
+        ("missing_id", "entry[0].changes[0].value.messages[0]")
+    ]
+
+
+def _batch(*raw_messages: object, statuses: tuple[object, ...] = ()) -> dict[str, object]:
+    data = load_fixture("meta/pywa_fixture_updates_message.json")["text"]
+    value = data["entry"][0]["changes"][0]["value"]
+    value["messages"] = list(raw_messages)
+    if statuses:
+        value["statuses"] = list(statuses)
+    return data
+
+
+def _text(message_id: object, sender: object = "5511988887777", body: str = "oi") -> dict:
+    return {
+        "from": sender,
+        "id": message_id,
+        "timestamp": "1697043223",
+        "type": "text",
+        "text": {"body": body},
+    }
+
+
+def test_parse_poison_messages_never_block_the_good_ones_of_the_same_body():
+    parsed = adapter.parse_webhook(
+        encode(
+            _batch(
+                _text("wamid.GOOD1"),
+                _text("w" * 201),  # longer than the id column
+                "not an object",
+                _text("wamid.PHONE", sender="5" * 65),  # longer than the phone column
+                _text("wamid.GOOD2"),
+                statuses=({"id": "wamid.S", "status": "read", "timestamp": "never"},),
+            )
+        )
+    )
+
+    assert [m.provider_message_id for m in parsed.messages] == ["wamid.GOOD1", "wamid.GOOD2"]
+    assert [r.code for r in parsed.rejected] == [
+        "invalid_id",
+        "invalid_payload",
+        "invalid_sender",
+        "invalid_timestamp",
+    ]
+    # The log keeps a bounded prefix of the id, never the customer's text.
+    assert parsed.rejected[0].event_id == "w" * 80
+
+
+def test_parse_ids_and_phones_at_the_column_limits_are_kept_whole():
+    parsed = adapter.parse_webhook(encode(_batch(_text("w" * 200, sender="5" * 64))))
+
+    (message,) = parsed.messages
+    assert (len(message.provider_message_id), len(message.from_phone)) == (200, 64)
+
+
+def test_parse_a_malformed_entry_or_change_is_rejected_alone():
+    good = load_fixture("meta/pywa_fixture_updates_message.json")["text"]
+    body = {
+        "object": "whatsapp_business_account",
+        "entry": [42, {"changes": [{"value": []}]}, {"changes": "x"}, *good["entry"]],
+    }
+
+    parsed = adapter.parse_webhook(encode(body))
+
+    assert [m.body for m in parsed.messages] == ["Body Text"]
+    assert [(r.where, r.code) for r in parsed.rejected] == [
+        ("entry[0]", "invalid_payload"),
+        ("entry[1].changes[0]", "invalid_payload"),
+        ("entry[2]", "invalid_payload"),
+    ]
+
+
+def test_parse_nul_and_lone_surrogates_are_cleaned_from_every_string():
+    # json.dumps writes both as \\u escapes, as a provider's JSON encoder would.
+    body = json.dumps(_batch(_text("wamid.\u0000NUL", body="o\u0000i \ud83d!"))).encode()
+    assert b"\\u0000" in body and b"\\ud83d" in body
+
+    (message,) = adapter.parse_webhook(body).messages
+
+    assert message.provider_message_id == "wamid.NUL"
+    assert message.body == "oi \ufffd!"
+    message.body.encode("utf-8")  # storable
+
+
+def test_parse_a_type_longer_than_the_kind_column_is_unsupported():
+    raw = _text("wamid.K")
+    raw["type"] = "t" * 40
+
+    (message,) = adapter.parse_webhook(encode(_batch(raw))).messages
+
+    assert message.kind == "unsupported"
+
+
+def test_parse_events_carry_the_phone_number_id_they_were_sent_to():
+    data = _batch(_text("wamid.A"), statuses=({"id": "w", "status": "read", "timestamp": "1"},))
+    data["entry"][0]["changes"][0]["value"]["metadata"]["phone_number_id"] = 1122334455667
+
+    parsed = adapter.parse_webhook(encode(data))
+
+    assert {e.channel_ref for e in (*parsed.messages, *parsed.statuses)} == {"1122334455667"}
+    assert adapter.addresses_channel is True
 
 
 # -- statuses ----------------------------------------------------------------------------

@@ -253,6 +253,59 @@ def test_parse_phone_sender_also_records_the_lid_alternative(adapter):
     assert (message.from_phone, message.from_lid) == ("5511988887777", "4639135154355@lid")
 
 
+# -- bounds, cleaning and the session ---------------------------------------------------
+
+
+def test_parse_events_carry_the_session_they_came_from(adapter):
+    message = load_fixture("waha/composed_message_any_gows_lid.json")
+    ack = load_fixture("waha/event_message_ack.json")
+
+    (inbound,) = adapter.parse_webhook(encode(message)).messages
+    (status,) = adapter.parse_webhook(encode(ack)).statuses
+
+    assert (inbound.channel_ref, status.channel_ref) == ("wapi", ack["session"])
+    assert adapter.addresses_channel is True
+
+
+@pytest.mark.parametrize(
+    ("change", "code"),
+    [
+        ({"id": "x" * 201}, "invalid_id"),
+        ({"from": "1" * 70 + "@lid", "_data": {}}, "invalid_sender"),
+        ({"from": "a b@lid", "_data": {}}, "invalid_sender"),
+        ({"timestamp": "later"}, "invalid_timestamp"),
+    ],
+)
+def test_parse_a_bad_message_event_is_rejected_with_its_code(adapter, change, code):
+    data = load_fixture("waha/composed_message_any_gows_lid.json")
+    data["payload"].update(change)
+
+    parsed = adapter.parse_webhook(encode(data))
+
+    assert parsed.accepted == 0
+    assert [(r.code, r.where) for r in parsed.rejected] == [(code, "payload")]
+
+
+def test_parse_raw_surrogate_bytes_and_nul_escapes_come_out_storable(adapter):
+    data = load_fixture("waha/composed_message_any_gows_lid.json")
+    data["payload"]["body"] = "SURROGATE NUL"
+    data["payload"]["_data"]["Info"]["PushName"] = "Ana NUL"
+    body = encode(data).replace(b"SURROGATE", b"\xed\xa0\x80").replace(b" NUL", b"\\u0000")
+
+    (message,) = adapter.parse_webhook(body).messages
+
+    assert (message.body, message.from_name) == ("\ufffd", "Ana")
+
+
+def test_parse_a_quoted_id_too_long_to_be_ours_is_dropped(adapter):
+    data = load_fixture("waha/composed_message_any_gows_lid.json")
+    data["payload"]["replyTo"]["id"] = "r" * 300
+
+    (message,) = adapter.parse_webhook(encode(data)).messages
+
+    assert message.reply_to is None
+
+
 # -- ignored events and chats ------------------------------------------------------------
 
 

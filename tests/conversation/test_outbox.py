@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import json
+
 import httpx
+import pytest
 import respx
 from django.utils import timezone
 
-from conversation import dispatch
 from conversation.models import Message
 from conversation.outbox import outbound_enqueue
 from tests import factories
+from tests.conversation._outbox_support import drop_delayed, virtual_clock
 
 WAHA_URL = "http://waha.local"
+
+
+@pytest.fixture(autouse=True)
+def _no_wakeups_left_behind():
+    yield
+    drop_delayed()
 
 
 def waha_conversation(world):
@@ -21,29 +30,35 @@ def waha_conversation(world):
     return factories.make_conversation(channel, phone="5511977776666")
 
 
-def run_all_delayed(capture) -> None:
-    while dispatch.pending_delayed():
-        with capture(execute=True):
-            dispatch.run_delayed()
-
-
 @respx.mock
-def test_provider_outage_retries_then_marks_failed_and_keeps_the_message(
-    world, settings, django_capture_on_commit_callbacks
+def test_provider_outage_retries_until_the_horizon_then_marks_failed_and_keeps_the_message(
+    world, settings, monkeypatch, django_capture_on_commit_callbacks
 ):
-    settings.OUTBOX_MAX_ATTEMPTS = 3
+    # Issue 10 changed this behaviour: no fixed budget of attempts any more (it was
+    # OUTBOX_MAX_ATTEMPTS=3 → 3 calls here); retries back off until the retry horizon.
+    settings.OUTBOX_RETRY_HORIZON_S = 60
+    settings.OUTBOX_BREAKER_THRESHOLD = 1000  # this test is about the backoff alone
     route = respx.post(f"{WAHA_URL}/api/sendText").mock(return_value=httpx.Response(503))
     conversation = waha_conversation(world)
-    with django_capture_on_commit_callbacks(execute=True):
-        outbound_enqueue(conversation=conversation, body="Seu pedido saiu.", sender_kind="ai")
-    run_all_delayed(django_capture_on_commit_callbacks)
+    with virtual_clock(django_capture_on_commit_callbacks, monkeypatch) as clock:
+        clock.enqueue(conversation, "Seu pedido saiu.")
+        clock.run(59)
+        assert Message.objects.get().status == "queued"  # still trying inside the horizon
+        clock.run(600)
     message = Message.objects.get()
-    assert route.call_count == 3
-    assert (message.status, message.attempts, message.body) == ("failed", 3, "Seu pedido saiu.")
+    assert (message.status, message.failure_reason, message.body) == (
+        "failed",
+        "retry_horizon",
+        "Seu pedido saiu.",
+    )
+    assert message.error_code == "provider_unavailable"
+    assert route.call_count == message.attempts > 3  # more than the old budget, then it stops
 
 
 @respx.mock
-def test_provider_back_after_an_outage_delivers_in_order(world, django_capture_on_commit_callbacks):
+def test_provider_back_after_an_outage_delivers_in_order(
+    world, monkeypatch, django_capture_on_commit_callbacks
+):
     route = respx.post(f"{WAHA_URL}/api/sendText")
     route.side_effect = [
         httpx.Response(503),
@@ -51,10 +66,9 @@ def test_provider_back_after_an_outage_delivers_in_order(world, django_capture_o
         httpx.Response(201, json={"id": {"_serialized": "true_5511977776666@c.us_A2"}}),
     ]
     conversation = waha_conversation(world)
-    with django_capture_on_commit_callbacks(execute=True):
-        outbound_enqueue(conversation=conversation, body="primeira", sender_kind="ai")
-        outbound_enqueue(conversation=conversation, body="segunda", sender_kind="ai")
-    run_all_delayed(django_capture_on_commit_callbacks)
+    with virtual_clock(django_capture_on_commit_callbacks, monkeypatch) as clock:
+        clock.enqueue(conversation, "primeira", "segunda")
+        clock.run(60)
     sent_texts = [json_body(call)["text"] for call in route.calls]
     assert sent_texts == ["primeira", "primeira", "segunda"]
     assert list(Message.objects.order_by("created_at").values_list("status", flat=True)) == [
@@ -64,16 +78,19 @@ def test_provider_back_after_an_outage_delivers_in_order(world, django_capture_o
 
 
 @respx.mock
-def test_permanent_provider_error_is_not_retried(world, django_capture_on_commit_callbacks):
+def test_permanent_provider_error_is_not_retried(
+    world, monkeypatch, django_capture_on_commit_callbacks
+):
     route = respx.post(f"{WAHA_URL}/api/sendText").mock(
         return_value=httpx.Response(400, json={"message": "bad chat id"})
     )
     conversation = waha_conversation(world)
-    with django_capture_on_commit_callbacks(execute=True):
-        outbound_enqueue(conversation=conversation, body="oi", sender_kind="ai")
-    run_all_delayed(django_capture_on_commit_callbacks)
+    with virtual_clock(django_capture_on_commit_callbacks, monkeypatch) as clock:
+        clock.enqueue(conversation, "oi")
+        clock.run(3600)
     assert route.call_count == 1
-    assert Message.objects.get().status == "failed"
+    message = Message.objects.get()
+    assert (message.status, message.failure_reason) == ("failed", "rejected")
 
 
 @respx.mock
@@ -93,6 +110,4 @@ def test_meta_free_text_outside_the_24h_window_is_refused_before_any_call(
 
 
 def json_body(call) -> dict:
-    import json
-
     return json.loads(call.request.content)

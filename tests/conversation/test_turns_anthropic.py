@@ -1,5 +1,6 @@
 """The turn against Claude at the HTTP level: the official SDK talks to a local server
-that answers with the recorded wire format. Failures end the turn cleanly."""
+that answers with the recorded wire format. A model that stays down never leaves the
+customer in silence (tests/conversation/test_turn_faults.py: the retry policy)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import json
 import pytest
 from django.test import Client
 
-from conversation.models import LlmCall, Message, Turn
+from conversation.models import Conversation, Handoff, LlmCall, Message, Turn
+from conversation.turns.unavailable import UNAVAILABLE_HANDOFF_NOTICE
 from tests import factories
 from tests.conftest import simulator_post
 from tests.fakes.anthropic_bodies import recorded, text_response, tool_use_response
@@ -120,15 +122,23 @@ def test_plain_model_text_is_discarded_never_sent(
     ],
     ids=["overloaded_529", "timeout", "malformed"],
 )
-def test_model_failures_end_the_turn_cleanly_with_nothing_sent(
+def test_model_failures_leave_no_silence_the_turn_hands_off_with_a_short_notice(
     claude, claude_channel, django_capture_on_commit_callbacks, replies, error_code
 ):
+    # Issue 10 changed this behaviour: a model failure used to end the turn with nothing
+    # sent ("error"); now the customer gets the notice and the canonical handoff happens.
     claude.enqueue(*replies)
     say(claude_channel, "oi", "a-3", django_capture_on_commit_callbacks)
-    assert not Message.objects.filter(direction="outbound").exists()
+    (notice,) = Message.objects.filter(direction="outbound")
+    assert (notice.sender_kind, notice.body) == ("system", UNAVAILABLE_HANDOFF_NOTICE)
     turn = Turn.objects.get()
-    assert (turn.status, turn.outcome, turn.error_code) == ("done", "error", error_code)
+    assert (turn.status, turn.outcome, turn.error_code) == ("done", "llm_unavailable", error_code)
+    assert turn.trace["model_down"] == {"action": "handoff", "attempt": 1, "error": error_code}
+    handoff = Handoff.objects.get()
+    assert (handoff.reason_code, handoff.status) == ("llm_unavailable", "open")
+    conversation = Conversation.objects.select_related("contact").get()
+    assert conversation.is_human_owned() and conversation.contact.force_human
     call = LlmCall.objects.get()
     assert call.error_code == error_code
     inbound = Message.objects.get(direction="inbound")
-    assert inbound.turn_id == turn.pk  # the message is kept and linked to its failed turn
+    assert inbound.turn_id == turn.pk  # the message is kept and linked to its turn

@@ -100,6 +100,19 @@ def test_save_and_publish_moves_the_published_pointer(world):
     assert AuditLog.objects.filter(action="agent.publish", actor=world.admin).exists()
 
 
+def test_the_agent_form_chooses_what_a_turn_does_when_the_model_is_down(world):
+    client = world.client_for(world.admin)
+    html = client.get(f"/agentes/{world.agent_a.pk}/").content.decode()
+    assert 'name="llm_unavailable_action"' in html
+    assert "Avisar o cliente e tentar de novo mais tarde" in html
+    client.post(f"/agentes/{world.agent_a.pk}/", _form(llm_unavailable_action="retry"))
+    assert AgentVersion.objects.get(agent=world.agent_a, number=2).llm_unavailable_action == "retry"
+    client.post(f"/agentes/{world.agent_a.pk}/", _form())  # a form without it: the default
+    assert AgentVersion.objects.get(agent=world.agent_a, number=3).llm_unavailable_action == (
+        "handoff"
+    )
+
+
 def test_invalid_version_is_not_saved(world):
     client = world.client_for(world.admin)
     response = client.post(f"/agentes/{world.agent_a.pk}/", _form(max_steps="0", prompt=""))

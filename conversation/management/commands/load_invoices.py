@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts import rls
 from accounts.models import Organization
-from conversation.runtime_shell.invoices import (
+from conversation.runtime_adapters.invoices import (
     InvoiceError,
     demo_invoice_save,
     invoice_lines,

@@ -14,7 +14,7 @@ from accounts.models import Membership, Organization
 from accounts.services import membership_create
 from cases.demo import seed_demo_cases
 from conversation.models import Agent, ChannelSession, KnowledgeDocument
-from conversation.runtime_shell.demo import seed_demo_invoice_support
+from conversation.runtime_adapters.demo import seed_demo_invoice_support
 from conversation.services import agent_create, channel_create, knowledge_document_save
 from routers.demo import seed_demo_routers
 

@@ -1,0 +1,776 @@
+"""Load at a real model latency: the production server and real workers, the model a fake.
+
+    python bench/load.py                          # 1.0 s model latency, defaults below
+    python bench/load.py --model-latency 2.0 --conversations 120 --turn-threads 64
+    python bench/load.py --pgbouncer              # web and workers through PgBouncer
+
+What runs, all on 127.0.0.1, all stopped by the bench (``--max-seconds`` is a hard cap):
+
+- PostgreSQL database ``--db-name`` (default ``retaguarda_load``, dropped and re-created),
+  migrated by the owner role; the web server and the workers run as the application role
+  (``scripts/db_roles.sh``), so row-level security binds them as in production.
+- Redis database ``--redis-db`` (default 9, flushed) as broker and cache.
+- A fake Anthropic API in its own process: the recorded ``tool_use`` wire format
+  (``send_message``) after ``--model-latency`` seconds, then — to the request carrying the
+  tool result — the recorded end-of-turn answer after ``--follow-up-latency`` (default: the
+  same). A turn of the orchestrator is two model calls.
+- gunicorn with ``config/gunicorn.conf.py`` and ``DJANGO_ENV=production``; the workers
+  with ``scripts/worker.sh turns`` / ``outbox`` (thread pools), plus a probe per task
+  (``bench/_load_probe.py``: wall, CPU, SQL).
+
+Phases: warm-up; closed loop — ``--conversations`` customers, each sends a line, waits for
+the reply, sends the next (burst window 0), for ``--duration`` s; then webhook acks at
+``--ack-rate`` req/s open loop, first with the workers paused (the web tier alone), then
+with them running (draining what the first part queued).
+
+Prints JSON lines {"name", "value", "unit", "n"}: turns_per_second_at_model_latency,
+first_reply_p50_s / p99_s (webhook sent → reply delivered), webhook_ack_p50_ms / p99_ms,
+non_model_ms_per_turn_p50 (turn task wall time minus its model calls), sql_queries_per_turn,
+rss_mb_per_worker. Never asserts timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import http.client
+import json
+import os
+import queue
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from _django import emit, percentile, setup_django
+
+ROOT = Path(__file__).resolve().parent.parent
+OWNER, APP = "retaguarda_owner", "retaguarda_app"
+SECRET = "load-secret"
+REPLY_TEXT = "Olá! Recebi sua mensagem e já vou te ajudar com isso."
+
+
+# --- the fake model (its own process) ------------------------------------------------------
+
+
+def serve_fake_model(latency: float, follow_up_latency: float) -> None:
+    """Answer Messages API calls like the real one, after a delay; print the port."""
+    sys.path.insert(0, str(ROOT))
+    from tests.fakes.anthropic_bodies import text_response, tool_use_response
+
+    first = tool_use_response("send_message", {"text": REPLY_TEXT})
+    last = text_response("Pronto.")
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            request = json.loads(self.rfile.read(length) or b"{}")
+            messages = request.get("messages") or [{}]
+            content = messages[-1].get("content")
+            follow_up = isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+            )
+            body = dict(last if follow_up else first)
+            body["id"] = f"msg_{uuid.uuid4().hex[:24]}"
+            if not follow_up:
+                block = dict(body["content"][0])
+                block["id"] = f"toolu_{uuid.uuid4().hex[:24]}"
+                body["content"] = [block]
+            time.sleep(follow_up_latency if follow_up else latency)
+            payload = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("request-id", f"req_{uuid.uuid4().hex[:16]}")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 512
+
+    server = Server(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], flush=True)
+    server.serve_forever(poll_interval=0.2)
+
+
+# --- processes -----------------------------------------------------------------------------
+
+
+@dataclass
+class Procs:
+    web: subprocess.Popen[bytes] | None = None
+    turns: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    outbox: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    helpers: list[subprocess.Popen[bytes]] = field(default_factory=list)  # the fake model
+    logs: Path = Path("/tmp")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _spawn(command: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    handle = log.open("wb")
+    # A session of its own: the bench stops the whole group it started, by its id.
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def _stop(process: subprocess.Popen[bytes] | None) -> None:
+    if process is None or process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGCONT)
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, sig)
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+# --- the database, the broker, the world ---------------------------------------------------
+
+
+def prepare_database(args: argparse.Namespace) -> str:
+    """Drop and re-create the bench database (owned by the owner role) and migrate it."""
+    import psycopg
+
+    env = {**os.environ, "DB_APP_ROLE": APP, "DB_OWNER_ROLE": OWNER, "DB_NAME": args.db_name}
+    subprocess.run(["bash", "scripts/db_roles.sh"], cwd=ROOT, env=env, check=True)
+    with psycopg.connect(
+        f"host=127.0.0.1 port={args.pg_port} user=postgres dbname=postgres", autocommit=True
+    ) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{args.db_name}" WITH (FORCE)')
+    subprocess.run(["bash", "scripts/db_roles.sh"], cwd=ROOT, env=env, check=True)
+    owner_url = f"postgres://{OWNER}@127.0.0.1:{args.pg_port}/{args.db_name}"
+    migrate_env = {**os.environ, "DATABASE_URL": owner_url, "DATABASE_APP_ROLE": APP}
+    migrate_env.pop("DB_POOL_MAX_SIZE", None)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+        cwd=ROOT,
+        env=migrate_env,
+        check=True,
+    )
+    return owner_url
+
+
+def flush_redis(url: str) -> None:
+    import redis
+
+    redis.Redis.from_url(url).flushdb()
+
+
+@dataclass(frozen=True)
+class Line:
+    channel_id: str
+    phone: str
+
+
+def seed(args: argparse.Namespace) -> list[Line]:
+    """``--orgs`` organizations, one simulator channel each, answered by an Anthropic agent."""
+    from tests import factories
+
+    channels = []
+    for i in range(args.orgs):
+        org = factories.make_org(f"Carga {i}")
+        agent = factories.make_agent(org, "Atendimento", provider="anthropic")
+        channels.append(factories.make_channel(org, agent=agent, webhook_secret=SECRET))
+    return [
+        Line(str(channels[i % len(channels)].pk), f"5511{7000_0000 + i:08d}")
+        for i in range(args.conversations)
+    ]
+
+
+# --- HTTP to the web server ----------------------------------------------------------------
+
+
+class Poster:
+    """One keep-alive connection to gunicorn; a signed simulator webhook per call."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.conn: http.client.HTTPConnection | None = None
+
+    def post(self, line: Line, text: str) -> int:
+        body = json.dumps({"from": line.phone, "text": text, "id": uuid.uuid4().hex}).encode()
+        headers = {
+            "Content-Type": "application/json",
+            "X-Simulator-Secret": SECRET,
+            # A TLS-terminating proxy in front, as in production (SECURE_SSL_REDIRECT).
+            "X-Forwarded-Proto": "https",
+            "Host": "127.0.0.1",
+        }
+        for attempt in (1, 2):
+            try:
+                if self.conn is None:
+                    self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                self.conn.request("POST", f"/webhooks/simulator/{line.channel_id}", body, headers)
+                response = self.conn.getresponse()
+                response.read()
+                return response.status
+            except (OSError, http.client.HTTPException):
+                self.conn = None  # the server closed an idle keep-alive connection
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def wait_ready(port: int, deadline: float, procs: Procs) -> None:
+    while time.monotonic() < deadline:
+        if procs.web is not None and procs.web.poll() is not None:
+            raise SystemExit(f"gunicorn exited; see {procs.logs / 'web.log'}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/health/ready/", headers={"X-Forwarded-Proto": "https"})
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit("the web server never became ready")
+
+
+# --- the closed loop -----------------------------------------------------------------------
+
+
+class Replies:
+    """Watches the database for delivered AI replies; wakes the customer waiting on one."""
+
+    def __init__(self) -> None:
+        self.events: dict[str, threading.Event] = {}
+        self.delivered: dict[str, list[float]] = {}
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.seen: set[Any] = set()
+
+    def expect(self, phone: str) -> threading.Event:
+        event = threading.Event()
+        with self.lock:
+            self.events[phone] = event
+        return event
+
+    def run(self) -> None:
+        from django.db import close_old_connections
+
+        from conversation.models import Message
+
+        since = None
+        while not self.stop.is_set():
+            rows = Message.objects.filter(direction="outbound", sender_kind="ai").exclude(
+                sent_at=None
+            )
+            if since is not None:
+                rows = rows.filter(sent_at__gte=since)
+            latest = since
+            for pk, phone, sent_at in rows.values_list(
+                "pk", "conversation__contact__phone", "sent_at"
+            ):
+                if pk in self.seen:
+                    continue
+                self.seen.add(pk)
+                with self.lock:
+                    self.delivered.setdefault(phone, []).append(sent_at.timestamp())
+                    event = self.events.pop(phone, None)
+                if event is not None:
+                    event.set()
+                latest = sent_at if latest is None or sent_at > latest else latest
+            if latest is not None:
+                # Rows commit out of their timestamp order: look back a little.
+                since = latest - timedelta(seconds=10)
+            close_old_connections()
+            self.stop.wait(0.05)
+
+
+def closed_loop(
+    port: int, lines: list[Line], duration: float, replies: Replies, reply_timeout: float
+) -> tuple[list[float], int, int]:
+    """Each customer: send, wait for the reply, send again; until ``duration`` is over."""
+    first_reply: list[float] = []
+    errors = {"http": 0, "timeout": 0}
+    lock = threading.Lock()
+    end = time.monotonic() + duration
+    texts = ["oi, tudo bem?", "qual o prazo de entrega?", "aceitam pix?", "obrigado!"]
+
+    def customer(line: Line, offset: float) -> None:
+        time.sleep(offset)  # spread the first lines over a second
+        poster = Poster(port)
+        n = 0
+        while time.monotonic() < end:
+            event = replies.expect(line.phone)
+            sent = time.time()
+            status = poster.post(line, texts[n % len(texts)])
+            n += 1
+            if status != 200:
+                with lock:
+                    errors["http"] += 1
+                continue
+            if not event.wait(reply_timeout):
+                with lock:
+                    errors["timeout"] += 1
+                continue
+            with replies.lock:
+                delivered = replies.delivered[line.phone][-1]
+            with lock:
+                first_reply.append(delivered - sent)
+
+    threads = [
+        threading.Thread(target=customer, args=(line, i / max(len(lines), 1)), daemon=True)
+        for i, line in enumerate(lines)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=duration + reply_timeout + 30)
+    return first_reply, errors["http"], errors["timeout"]
+
+
+# --- the open loop (webhook acks) ----------------------------------------------------------
+
+
+def open_loop(port: int, lines: list[Line], rate: float, seconds: float) -> tuple[list[float], int]:
+    """POST at ``rate`` per second for ``seconds``; latency from each request's scheduled
+    start (a late sender counts its wait, so a slow server cannot hide behind the client)."""
+    total = int(rate * seconds)
+    work: queue.Queue[tuple[float, Line] | None] = queue.Queue()
+    latencies: list[float] = []
+    failures = [0]
+    lock = threading.Lock()
+
+    def sender() -> None:
+        poster = Poster(port)
+        while True:
+            item = work.get()
+            if item is None:
+                return
+            due, line = item
+            delay = due - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            try:
+                status = poster.post(line, "oi")
+            except (OSError, http.client.HTTPException):
+                status = 0
+            elapsed = (time.perf_counter() - due) * 1000
+            with lock:
+                latencies.append(elapsed)
+                failures[0] += status != 200
+
+    senders = [threading.Thread(target=sender, daemon=True) for _ in range(48)]
+    for thread in senders:
+        thread.start()
+    start = time.perf_counter() + 0.2
+    for i in range(total):
+        work.put((start + i / rate, lines[i % len(lines)]))
+    for _ in senders:
+        work.put(None)
+    for thread in senders:
+        thread.join(timeout=seconds + 60)
+    return latencies, failures[0]
+
+
+# --- figures from the database and the probe -----------------------------------------------
+
+
+def probe_records(redis_url: str) -> list[dict[str, Any]]:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    return [json.loads(raw) for raw in client.lrange("load:probe", 0, -1)]
+
+
+def turn_figures(records: list[dict[str, Any]]) -> tuple[list[float], list[float], list[int]]:
+    """Per answered turn task: wall minus its model calls (ms), CPU (ms), SQL statements."""
+    from django.db.models import Sum
+
+    from conversation.models import LlmCall, TriggerKind, Turn
+
+    turns = {
+        r["arg"]: r for r in records if r["task"] == "conversation.run_inbound_turn" and r["arg"]
+    }
+    by_key = dict(
+        Turn.objects.filter(
+            trigger_kind=TriggerKind.INBOUND, trigger_key__in=list(turns), outcome="replied"
+        ).values_list("trigger_key", "pk")
+    )
+    model_ms = dict(
+        LlmCall.objects.filter(turn_id__in=list(by_key.values()))
+        .values("turn_id")
+        .annotate(ms=Sum("latency_ms"))
+        .values_list("turn_id", "ms")
+    )
+    non_model, cpu, queries = [], [], []
+    for key, turn_id in by_key.items():
+        record = turns[key]
+        non_model.append(record["wall_ms"] - (model_ms.get(turn_id) or 0))
+        cpu.append(record["cpu_ms"])
+        queries.append(record["queries"])
+    return non_model, cpu, queries
+
+
+# --- main ----------------------------------------------------------------------------------
+
+
+@contextmanager
+def watchdog(seconds: float, on_expiry: Callable[[], None]) -> Iterator[None]:
+    """A hard cap on the whole run: stop everything and exit, whatever is stuck."""
+    done = threading.Event()
+
+    def guard() -> None:
+        if not done.wait(seconds):
+            print(json.dumps({"error": f"bench exceeded --max-seconds={seconds}"}), flush=True)
+            on_expiry()
+            os._exit(3)
+
+    threading.Thread(target=guard, daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    add = parser.add_argument
+    add("--model-latency", type=float, default=1.0, help="seconds per model call")
+    add("--follow-up-latency", type=float, default=None, help="the call after a tool result")
+    add("--conversations", type=int, default=80, help="concurrent customers (closed loop)")
+    add("--duration", type=float, default=30.0, help="seconds of closed loop")
+    add("--warmup", type=float, default=8.0, help="seconds of closed loop not counted")
+    add("--orgs", type=int, default=4)
+    add("--turn-workers", type=int, default=2, help="turn worker processes")
+    add("--turn-threads", type=int, default=48, help="threads per turn worker")
+    add("--outbox-workers", type=int, default=1)
+    add("--outbox-threads", type=int, default=8)
+    add("--web-workers", type=int, default=2)
+    add("--web-threads", type=int, default=8)
+    add("--no-db-pool", action="store_true", help="connect per task/request (no psycopg pool)")
+    add("--pgbouncer", action="store_true", help="web and workers through PgBouncer")
+    add("--pgbouncer-pool-size", type=int, default=40)
+    add("--pgbouncer-mode", choices=["transaction", "session"], default="transaction")
+    add("--ack-rate", type=float, default=200.0)
+    add("--ack-seconds", type=float, default=10.0)
+    add("--reply-timeout", type=float, default=30.0)
+    add("--db-name", default="retaguarda_load")
+    add("--pg-port", type=int, default=5432)
+    add("--redis-db", type=int, default=9)
+    add("--max-seconds", type=float, default=900.0, help="hard cap on the whole run")
+    add("--fake-model", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    follow_up = args.model_latency if args.follow_up_latency is None else args.follow_up_latency
+    if args.fake_model:
+        serve_fake_model(args.model_latency, follow_up)
+        return
+    procs = Procs(logs=Path(f"/tmp/retaguarda-load-{os.getpid()}"))
+    procs.logs.mkdir(parents=True, exist_ok=True)
+    redis_url = f"redis://127.0.0.1:6379/{args.redis_db}"
+    stack = ExitStack()
+
+    def stop_all() -> None:
+        for process in [procs.web, *procs.turns, *procs.outbox, *procs.helpers]:
+            _stop(process)
+
+    with watchdog(args.max_seconds, stop_all), stack:
+        stack.callback(stop_all)
+        owner_url = prepare_database(args)
+        flush_redis(redis_url)
+        # One key for the bench and its servers: channel secrets are stored encrypted.
+        field_key = base64.urlsafe_b64encode(os.urandom(32)).decode()
+        setup_django(
+            owner_url,
+            DATABASE_APP_ROLE="",
+            TURN_BURST_WINDOW_S="0",
+            FIELD_ENCRYPTION_KEYS=field_key,
+        )
+        lines = seed(args)
+
+        fake = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--fake-model",
+                "--model-latency",
+                str(args.model_latency),
+                "--follow-up-latency",
+                str(follow_up),
+            ],
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+        )
+        procs.helpers.append(fake)
+        assert fake.stdout is not None
+        model_port = int(fake.stdout.readline())
+
+        if args.pgbouncer:
+            sys.path.insert(0, str(ROOT))
+            from tests.serving.pgbouncer import pgbouncer
+
+            bouncer_port = stack.enter_context(
+                pgbouncer(
+                    users=[APP],
+                    pool_mode=args.pgbouncer_mode,
+                    pool_size=args.pgbouncer_pool_size,
+                    max_client_conn=2000,
+                )
+            )
+            # Behind transaction pooling the app logs in as the application role (no SET ROLE).
+            app_db = {
+                "DATABASE_URL": f"postgres://{APP}@127.0.0.1:{bouncer_port}/{args.db_name}",
+                "DATABASE_APP_ROLE": "",
+            }
+        else:
+            app_db = {"DATABASE_URL": owner_url, "DATABASE_APP_ROLE": APP}
+
+        from django.conf import settings
+
+        routed = bool(getattr(settings, "CELERY_TASK_ROUTES", None))
+        web_port = _free_port()
+        base_env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith(("DATABASE_", "CELERY_", "DJANGO_", "ANTHROPIC_", "DB_POOL"))
+        }
+        base_env.update(
+            app_db,
+            DJANGO_SETTINGS_MODULE="config.settings",
+            DJANGO_ENV="production",
+            DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+            FIELD_ENCRYPTION_KEYS=field_key,
+            DJANGO_ALLOWED_HOSTS="127.0.0.1,localhost",
+            CELERY_BROKER_URL=redis_url,
+            REDIS_URL=redis_url,
+            ANTHROPIC_API_KEY="load-bench-key",
+            ANTHROPIC_BASE_URL=f"http://127.0.0.1:{model_port}",
+            ANTHROPIC_MAX_RETRIES="0",
+            TURN_BURST_WINDOW_S="0",
+            WEBHOOK_RATE_LIMIT_PER_MINUTE="100000000",
+            LOG_LEVEL="WARNING",
+            PYTHON=sys.executable,
+            PYTHONPATH=f"{ROOT / 'bench'}:{ROOT}",
+            LOAD_PROBE_REDIS_URL=redis_url,
+        )
+        if not routed:  # no per-queue routes configured: every task on the default queue
+            base_env.update(CELERY_TURNS_QUEUE="retaguarda", CELERY_OUTBOX_QUEUE="retaguarda")
+        pool = {} if not args.no_db_pool else {"DB_POOL_MAX_SIZE": "0"}
+
+        web_env = {
+            **base_env,
+            **pool,
+            "BIND": f"127.0.0.1:{web_port}",
+            "WEB_CONCURRENCY": str(args.web_workers),
+            "WEB_THREADS": str(args.web_threads),
+        }
+        if not args.no_db_pool:
+            web_env["DB_POOL_MAX_SIZE"] = str(args.web_threads)
+        procs.web = _spawn(
+            [sys.executable, "-m", "gunicorn", "config.wsgi", "-c", "config/gunicorn.conf.py"],
+            web_env,
+            procs.logs / "web.log",
+        )
+        for i in range(args.turn_workers):
+            env = {**base_env, **pool, "TURN_THREADS": str(args.turn_threads)}
+            procs.turns.append(
+                _spawn(
+                    ["bash", "scripts/worker.sh", "turns", "-I", "_load_probe"],
+                    env,
+                    procs.logs / f"turns-{i}.log",
+                )
+            )
+        for i in range(args.outbox_workers):
+            env = {**base_env, **pool, "OUTBOX_THREADS": str(args.outbox_threads)}
+            procs.outbox.append(
+                _spawn(
+                    ["bash", "scripts/worker.sh", "outbox", "-I", "_load_probe"],
+                    env,
+                    procs.logs / f"outbox-{i}.log",
+                )
+            )
+        wait_ready(web_port, time.monotonic() + 120, procs)
+        time.sleep(3)  # workers connect to the broker
+
+        # The web tier's service time, one request at a time (no queueing).
+        sequential = []
+        poster = Poster(web_port)
+        for i in range(60):
+            t0 = time.perf_counter()
+            poster.post(Line(lines[i % len(lines)].channel_id, f"5541{9000_0000 + i:08d}"), "oi")
+            sequential.append((time.perf_counter() - t0) * 1000)
+        time.sleep(3)  # let the workers answer these before the loop starts
+
+        replies = Replies()
+        watcher = threading.Thread(target=replies.run, daemon=True)
+        watcher.start()
+        stack.callback(replies.stop.set)
+
+        # Warm-up: imports, SDK clients, pools.
+        closed_loop(web_port, lines, args.warmup, replies, args.reply_timeout)
+        flush_redis_list(redis_url)
+        started = time.time()
+        first_reply, http_errors, timeouts = closed_loop(
+            web_port, lines, args.duration, replies, args.reply_timeout
+        )
+        finished = time.time()
+        time.sleep(1.0)
+        records = probe_records(redis_url)
+
+        from conversation.models import Turn
+
+        done = Turn.objects.filter(
+            outcome="replied",
+            finished_at__gte=_aware(started),
+            finished_at__lt=_aware(started + args.duration),
+        ).count()
+        common = {
+            "model_latency_s": args.model_latency,
+            "follow_up_latency_s": follow_up,
+            "model_calls_per_turn": 2,
+            "conversations": args.conversations,
+            "turn_workers": args.turn_workers,
+            "turn_threads": args.turn_threads,
+            "pgbouncer": args.pgbouncer_mode if args.pgbouncer else False,
+            "db_pool": not args.no_db_pool,
+        }
+        emit(
+            "turns_per_second_at_model_latency",
+            done / args.duration,
+            "turns/s",
+            done,
+            **common,
+        )
+        emit("first_reply_p50_s", percentile(first_reply, 50), "s", len(first_reply), **common)
+        emit(
+            "first_reply_p99_s",
+            percentile(first_reply, 99),
+            "s",
+            len(first_reply),
+            http_errors=http_errors,
+            reply_timeouts=timeouts,
+            closed_loop_s=round(finished - started, 1),
+        )
+        non_model, cpu, queries = turn_figures(records)
+        emit(
+            "non_model_ms_per_turn_p50",
+            percentile(non_model, 50),
+            "ms",
+            len(non_model),
+            p99=round(percentile(non_model, 99), 1),
+        )
+        emit("non_model_cpu_ms_per_turn_p50", percentile(cpu, 50), "ms", len(cpu))
+        emit(
+            "sql_queries_per_turn",
+            max(queries) if queries else float("nan"),
+            "queries",
+            len(queries),
+            p50=percentile(queries, 50),
+        )
+        deliveries = [r for r in records if r["task"] == "conversation.deliver_outbox"]
+        emit(
+            "sql_queries_per_delivery",
+            percentile([r["queries"] for r in deliveries], 50),
+            "queries",
+            len(deliveries),
+        )
+        rss = [_rss_mb(p.pid) for p in procs.turns]
+        emit(
+            "rss_mb_per_worker",
+            sum(rss) / len(rss),
+            "MB",
+            len(rss),
+            max=round(max(rss), 1),
+            threads=args.turn_threads,
+        )
+        web_rss = [_rss_mb(pid) for pid in _children(procs.web.pid)] if procs.web else []
+        if web_rss:
+            emit("rss_mb_per_web_worker", sum(web_rss) / len(web_rss), "MB", len(web_rss))
+
+        # Acks: the web tier alone (workers paused), then with the workers draining.
+        ack_lines = [
+            Line(line.channel_id, f"5521{9000_0000 + i:08d}") for i, line in enumerate(lines * 4)
+        ]
+        workers = [*procs.turns, *procs.outbox]
+        for process in workers:
+            _signal_group(process, signal.SIGSTOP)
+        try:
+            alone, failed_alone = open_loop(web_port, ack_lines, args.ack_rate, args.ack_seconds)
+        finally:
+            for process in workers:
+                _signal_group(process, signal.SIGCONT)
+        busy_lines = [Line(line.channel_id, "5531" + line.phone[4:]) for line in ack_lines]
+        busy, failed_busy = open_loop(web_port, busy_lines, args.ack_rate, args.ack_seconds)
+        emit("webhook_ack_sequential_p50_ms", percentile(sequential[10:], 50), "ms", 50)
+        for name, values, failed in (
+            ("", busy, failed_busy),
+            ("_web_only", alone, failed_alone),
+        ):
+            extra = {"rate_per_s": args.ack_rate, "non_200": failed}
+            emit(f"webhook_ack_p50_ms{name}", percentile(values, 50), "ms", len(values), **extra)
+            emit(f"webhook_ack_p99_ms{name}", percentile(values, 99), "ms", len(values), **extra)
+        print(json.dumps({"logs": str(procs.logs)}), file=sys.stderr)
+        stop_all()  # before the pooler and the fake model go away
+
+
+def flush_redis_list(redis_url: str) -> None:
+    import redis
+
+    redis.Redis.from_url(redis_url).delete("load:probe")
+
+
+def _aware(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+if __name__ == "__main__":
+    main()

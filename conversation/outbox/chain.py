@@ -1,0 +1,286 @@
+"""One conversation's delivery chain: pick its head, claim it, record what the provider said.
+
+Each function here is one short step, run by ``delivery`` inside the organization's
+context (on PostgreSQL: its own short transaction). The provider call happens between
+two steps, with no transaction open and no row locked: the claim is a conditional UPDATE
+(``queued`` → ``sending`` with a lease), not a lock.
+
+The chain is the conversation's outbound messages that are queued or sending, plus those
+that ended ``failed`` at the retry horizon and are young enough to be re-sent
+automatically, in ``queued_at`` order. Only its head is ever attempted: later messages
+wait behind it, spending no attempts.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+
+from conversation.channels.base import SendError, SendResult
+from conversation.models import (
+    ChannelSession,
+    DeliveryFailure,
+    Direction,
+    Message,
+    MessageStatus,
+)
+
+from . import breaker
+from .policy import OutboxPolicy
+
+log = logging.getLogger(__name__)
+
+IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
+# A scheduled retry this close is due: a task woken a little early (clocks of two hosts
+# disagree) attempts now instead of leaving the chain to the sweeper.
+EARLY = timedelta(seconds=1)
+
+
+def resendable(now: datetime, policy: OutboxPolicy) -> Q:
+    """Failed because the provider was down, and young enough to be re-sent by itself."""
+    return Q(
+        status=MessageStatus.FAILED,
+        failure_reason=DeliveryFailure.RETRY_HORIZON,
+        created_at__gte=now - policy.resend_max_age,
+    )
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Nothing to attempt now. ``wake_at``: this run owns the chain's next look."""
+
+    reason: str  # idle | busy | waiting | held | lost_race
+    wake_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Expired:
+    """The head gave up at its horizon while the breaker held it; the chain moves on."""
+
+    message_id: str
+
+
+@dataclass(frozen=True)
+class Claim:
+    message: Message  # with conversation, contact and channel loaded
+    attempt: int  # the message's ``attempts`` after this claim: the claim's token
+    probe: bool  # this delivery is the breaker's half-open probe
+    resend: bool  # an automatic resend of a message that had failed
+
+
+@dataclass(frozen=True)
+class Recorded:
+    counter: str  # sent | retry | failed | refused | stale
+    retry_at: datetime | None = None  # the chain looks again then
+    wake: list[str] = field(default_factory=list)  # conversations the closed breaker resumes
+
+
+def _head(conversation_id: str, condition: Q) -> Message | None:
+    return (
+        Message.objects.select_related("conversation__contact", "channel")
+        .filter(condition, conversation_id=conversation_id, direction=Direction.OUTBOUND)
+        .order_by("queued_at", "created_at", "id")
+        .first()
+    )
+
+
+def claim_head(conversation_id: str, now: datetime, policy: OutboxPolicy) -> Claim | Stop | Expired:
+    """Claim the head of the chain for one delivery attempt, or say why not.
+
+    Queries: the head (with its conversation, contact and channel) and the claim UPDATE;
+    one more to take the breaker's probe."""
+    head = _head(conversation_id, Q(status__in=IN_FLIGHT) | resendable(now, policy))
+    if head is None:
+        return Stop("idle")
+    stop = _not_due(head, now)
+    if stop is not None:
+        return stop
+    probe = False
+    door = breaker.gate(head.channel, now)
+    if door is breaker.Gate.PROBE:
+        probe = breaker.acquire_probe(head.channel_id, now, policy)
+        if not probe:
+            door = breaker.Gate.HELD
+    if door is breaker.Gate.HELD:
+        return _hold(conversation_id, head, now, policy)
+    return _claim(head, now, policy, probe=probe)
+
+
+def _not_due(head: Message, now: datetime) -> Stop | None:
+    due = head.next_attempt_at
+    if head.status == MessageStatus.SENDING and due is not None and due > now:
+        return Stop("busy")  # another worker is delivering it
+    if head.status == MessageStatus.QUEUED and due is not None and due > now + EARLY:
+        return Stop("waiting")  # a retry is scheduled; its task continues the chain
+    return None
+
+
+def _hold(
+    conversation_id: str, head: Message, now: datetime, policy: OutboxPolicy
+) -> Stop | Expired:
+    """The breaker holds the channel: the head waits without spending an attempt, gives up
+    at its horizon, and this run owns one wake-up for the chain."""
+    if head.status == MessageStatus.FAILED:
+        # Re-sending waits for the channel; what is queued behind still ages.
+        queued = _head(conversation_id, Q(status__in=IN_FLIGHT))
+        if queued is None:
+            return Stop("held")  # the breaker's close (or the sweeper) re-drives it
+        head = queued
+        stop = _not_due(head, now)
+        if stop is not None:
+            return stop
+    still = Q(pk=head.pk, status=head.status)
+    still &= (
+        Q(next_attempt_at__isnull=True)
+        if head.next_attempt_at is None
+        else Q(next_attempt_at=head.next_attempt_at)
+    )
+    if head.retry_until is not None and now >= head.retry_until:
+        Message.objects.filter(still).update(
+            status=MessageStatus.FAILED,
+            failure_reason=DeliveryFailure.RETRY_HORIZON,
+            error_code=head.error_code or "circuit_open",
+            next_attempt_at=None,
+        )
+        log.warning("outbound gave up at the retry horizon", extra=_ids(head))
+        return Expired(str(head.pk))
+    wake = policy.breaker_wake(breaker.held_until(head.channel, now, policy))
+    if head.retry_until is not None:
+        wake = min(wake, head.retry_until)  # give up at the horizon, not at the cool-down's end
+    owned = Message.objects.filter(still).update(status=MessageStatus.QUEUED, next_attempt_at=wake)
+    return Stop("held", wake_at=wake if owned else None)
+
+
+def _claim(head: Message, now: datetime, policy: OutboxPolicy, *, probe: bool) -> Claim | Stop:
+    resend = head.status == MessageStatus.FAILED
+    still = Q(pk=head.pk, status=head.status)
+    if head.status == MessageStatus.FAILED:
+        still &= Q(failure_reason=DeliveryFailure.RETRY_HORIZON)
+    elif head.status == MessageStatus.QUEUED:
+        still &= Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now + EARLY)
+    else:  # sending with a lapsed lease: its worker died
+        still &= Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now)
+    changes: dict[str, Any] = {
+        "status": MessageStatus.SENDING,
+        "next_attempt_at": now + policy.lease,
+        "attempts": F("attempts") + 1,
+    }
+    if resend or head.retry_until is None:
+        # An automatic resend starts a new round at the same place in the chain.
+        changes.update(retry_until=now + policy.horizon, failure_reason="")
+    if not Message.objects.filter(still).update(**changes):
+        if probe:
+            breaker.release_probe(head.channel_id, now)
+        return Stop("lost_race")  # another run claimed it first and owns the chain
+    if head.status == MessageStatus.SENDING:
+        log.warning("outbound delivery lease lapsed; sending again", extra=_ids(head))
+    elif resend:
+        log.info("outbound re-sent after the channel recovered", extra=_ids(head))
+    head.attempts += 1
+    head.status = MessageStatus.SENDING
+    head.retry_until = changes.get("retry_until", head.retry_until)
+    return Claim(message=head, attempt=head.attempts, probe=probe, resend=resend)
+
+
+def record_sent(claim: Claim, result: SendResult, now: datetime, policy: OutboxPolicy) -> Recorded:
+    """The provider took the message. Queries: the UPDATE (in a savepoint); on a channel
+    that had failed, the breaker's, and on its close the resume."""
+    message = claim.message
+    changes = {
+        "status": result.status,
+        "provider_message_id": result.provider_message_id,
+        "sent_at": now,
+        "error_code": "",
+        "failure_reason": "",
+        "next_attempt_at": None,
+    }
+    try:
+        with transaction.atomic():
+            updated = _claimed(claim).update(**changes)
+    except IntegrityError:
+        # The provider's echo of this very send (WAHA ``fromMe``) was stored first under the
+        # same id: keep ours as sent without the id rather than fail (and re-send) it.
+        log.warning("outbound id already stored (echo)", extra=_ids(message))
+        updated = _claimed(claim).update(**{**changes, "provider_message_id": ""})
+    if not updated:
+        log.warning("outbound claim lost while sending (lease lapsed)", extra=_ids(message))
+        return Recorded("stale")
+    wake: list[str] = []
+    if breaker.record_success(message.channel):
+        wake = resume_channel(message.channel, now, policy)
+    return Recorded("sent", wake=wake)
+
+
+def record_failure(claim: Claim, error: SendError, now: datetime, policy: OutboxPolicy) -> Recorded:
+    """The provider did not take it: back off (retryable), or fail it for good."""
+    message = claim.message
+    ours = _claimed(claim)
+    code = error.code[:64]
+    if not error.retryable:
+        # The provider answered (invalid number, auth...): the channel is up, the message is not.
+        ours.update(
+            status=MessageStatus.FAILED,
+            failure_reason=DeliveryFailure.REJECTED,
+            error_code=code,
+            next_attempt_at=None,
+        )
+        log.error("outbound rejected by the provider", extra={**_ids(message), "code": code})
+        wake = (
+            resume_channel(message.channel, now, policy)
+            if breaker.record_success(message.channel)
+            else []
+        )
+        return Recorded("failed", wake=wake)
+    retry_at = policy.next_attempt(now, claim.attempt, message.retry_until)
+    breaker.record_failure(message.channel, now, policy, give_up=retry_at is None)
+    if retry_at is None:
+        ours.update(
+            status=MessageStatus.FAILED,
+            failure_reason=DeliveryFailure.RETRY_HORIZON,
+            error_code=code,
+            next_attempt_at=None,
+        )
+        log.error("outbound gave up at the retry horizon", extra={**_ids(message), "code": code})
+        return Recorded("failed")
+    ours.update(status=MessageStatus.QUEUED, error_code=code, next_attempt_at=retry_at)
+    log.warning("outbound delivery failed, will retry", extra={**_ids(message), "code": code})
+    return Recorded("retry", retry_at=retry_at)
+
+
+def record_refused(claim: Claim, error: SendError, now: datetime) -> Recorded:
+    """Refused before any call (the 24-hour window is closed): final, the chain moves on."""
+    _claimed(claim).update(
+        status=MessageStatus.REFUSED, error_code=error.code[:64], next_attempt_at=None
+    )
+    if claim.probe:
+        breaker.release_probe(claim.message.channel_id, now)
+    log.info("outbound refused: service window closed", extra=_ids(claim.message))
+    return Recorded("refused")
+
+
+def resume_channel(channel: ChannelSession, now: datetime, policy: OutboxPolicy) -> list[str]:
+    """The breaker closed: every chain of the channel is due now, re-sends included.
+    Returns the conversations to wake."""
+    outbound = Message.objects.filter(channel=channel, direction=Direction.OUTBOUND)
+    outbound.filter(status=MessageStatus.QUEUED, next_attempt_at__isnull=False).update(
+        next_attempt_at=None
+    )
+    waiting = outbound.filter(Q(status=MessageStatus.QUEUED) | resendable(now, policy))
+    ids = waiting.order_by().values_list("conversation_id", flat=True).distinct()
+    return [str(pk) for pk in ids]
+
+
+def _claimed(claim: Claim) -> Any:
+    """The message, still under this claim (the lease was not re-taken by another run)."""
+    return Message.objects.filter(
+        pk=claim.message.pk, status=MessageStatus.SENDING, attempts=claim.attempt
+    )
+
+
+def _ids(message: Message) -> dict[str, str]:
+    return {"message_id": str(message.pk), "conversation_id": str(message.conversation_id)}

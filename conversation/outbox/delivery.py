@@ -1,0 +1,129 @@
+"""Delivering one conversation's chain: claim → provider call → record, head after head.
+
+The provider call runs between two short steps with no transaction open and no row
+locked, under the short ``OUTBOX_PROVIDER_TIMEOUT_S``. Steps run in the conversation's
+organization (``rls.tenant_context``: on PostgreSQL one short transaction each), which is
+why the task does not use ``rls.runs_in_tenant_of`` (one transaction around the whole task).
+
+Queries per delivered message: 3 (the head with its conversation, contact and channel;
+the claim; the record, in a savepoint) — plus, per run, the organization lookup and the
+final look at an empty chain. A channel recovering from failures adds the breaker's UPDATEs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from datetime import datetime
+
+from django.utils import timezone
+
+from accounts import rls
+from conversation.channels import get_adapter
+from conversation.channels.base import ChannelConfig, OutsideServiceWindow, SendError, SendResult
+from conversation.channels.transport import provider_timeout
+from conversation.dispatch import enqueue
+from conversation.models import ChannelSession, Conversation, Message
+
+from . import chain
+from .policy import OutboxPolicy
+
+log = logging.getLogger(__name__)
+
+TASK = "conversation.deliver_outbox"
+# A chain longer than this is continued by a fresh task, so one run stays short.
+MAX_PER_RUN = 50
+
+
+def channel_config(channel: ChannelSession) -> ChannelConfig:
+    return ChannelConfig(
+        provider=channel.provider,  # type: ignore[arg-type]
+        external_id=channel.external_id,
+        api_base_url=channel.api_base_url,
+        api_token=channel.api_token,
+        webhook_secret=channel.webhook_secret,
+        extra={"templates": channel.templates},
+    )
+
+
+def deliver_conversation_outbox(conversation_id: str) -> dict[str, int]:
+    """Deliver the conversation's chain in order until it is empty or must wait.
+
+    Idempotent: a run that finds the head claimed, scheduled or already sent does nothing;
+    a redelivered task never sends a message twice. Returns counts by outcome."""
+    organization_id = rls.organization_of(Conversation, conversation_id)
+    if organization_id is None:
+        log.info("outbox conversation vanished", extra={"conversation_id": conversation_id})
+        return {}
+    policy = OutboxPolicy.current()
+    counts: Counter[str] = Counter()
+    for _ in range(MAX_PER_RUN):
+        with rls.tenant_context(organization_id):
+            step = chain.claim_head(conversation_id, timezone.now(), policy)
+        if isinstance(step, chain.Stop):
+            counts[step.reason] += 1
+            _wake(conversation_id, step.wake_at)
+            return dict(counts)
+        if isinstance(step, chain.Expired):
+            counts["failed"] += 1
+            continue
+        outcome = _send(step.message, policy)
+        with rls.tenant_context(organization_id):
+            recorded = _record(step, outcome, timezone.now(), policy)
+        counts[recorded.counter] += 1
+        for other in recorded.wake:
+            if other != conversation_id:
+                enqueue(TASK, other)
+        if recorded.retry_at is not None:
+            _wake(conversation_id, recorded.retry_at)
+            return dict(counts)
+    enqueue(TASK, conversation_id, countdown=0.5)
+    return dict(counts)
+
+
+def _send(message: Message, policy: OutboxPolicy) -> SendResult | SendError:
+    """The provider call. No database access in here."""
+    conversation = message.conversation
+    adapter = get_adapter(message.channel.provider)
+    config = channel_config(message.channel)
+    try:
+        with provider_timeout(policy.provider_timeout_s):
+            if message.template_name:
+                return adapter.send_template(
+                    config,
+                    to=conversation.contact.phone,
+                    template_name=message.template_name,
+                    language="pt_BR",
+                    parameters=[message.body] if message.body else [],
+                )
+            return adapter.send_text(
+                config,
+                to=conversation.contact.phone,
+                body=message.body,
+                last_inbound_at=conversation.last_inbound_at,
+                now=timezone.now(),
+            )
+    except SendError as exc:
+        return exc
+    except Exception:
+        # An adapter bug must not strand the claim until its lease lapses: count it as a
+        # retryable failure (backoff, then the horizon) and keep the traceback.
+        log.exception("outbound adapter error", extra={"message_id": str(message.pk)})
+        return SendError("adapter error", retryable=True, code="adapter_error")
+
+
+def _record(
+    claim: chain.Claim, outcome: SendResult | SendError, now: datetime, policy: OutboxPolicy
+) -> chain.Recorded:
+    if isinstance(outcome, OutsideServiceWindow):
+        return chain.record_refused(claim, outcome, now)
+    if isinstance(outcome, SendError):
+        return chain.record_failure(claim, outcome, now, policy)
+    return chain.record_sent(claim, outcome, now, policy)
+
+
+def _wake(conversation_id: str, at: datetime | None) -> None:
+    """Look at the chain again at ``at`` (the sweeper re-drives it if this task is lost)."""
+    if at is None:
+        return
+    enqueue(TASK, conversation_id, countdown=max((at - timezone.now()).total_seconds(), 0.01))

@@ -1,0 +1,149 @@
+"""Writing to the outbox: a new outbound message, a staff resend, provider status callbacks."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.services import audit_log_write
+from conversation.dispatch import enqueue
+from conversation.models import (
+    ChannelSession,
+    Conversation,
+    DeliveryFailure,
+    Direction,
+    Message,
+    MessageStatus,
+    Turn,
+)
+
+from .policy import OutboxPolicy, statuses_before
+
+log = logging.getLogger(__name__)
+
+TASK = "conversation.deliver_outbox"
+
+_position_lock = threading.Lock()
+_last_position = datetime.min.replace(tzinfo=UTC)
+
+
+def chain_position(now: datetime) -> datetime:
+    """A ``queued_at`` for a message written at ``now``, strictly after the ones this
+    process handed out before: two replies written in the same clock tick (a coarse clock,
+    a frozen test clock) keep the order they were written in, with no query. Across
+    processes the order comes from the clock: turns of one conversation never interleave.
+    A clock that jumped back (more than a second) is followed, not fought."""
+    global _last_position
+    with _position_lock:
+        behind = _last_position - now
+        if now > _last_position or behind > timedelta(seconds=1):
+            _last_position = now
+        else:
+            _last_position += timedelta(microseconds=1)
+        return _last_position
+
+
+def outbound_enqueue(
+    *,
+    conversation: Conversation,
+    body: str,
+    sender_kind: str,
+    turn: Turn | None = None,
+    sent_by: Any = None,
+    script_id: str = "",
+    script_version: str = "",
+    template_name: str = "",
+) -> Message:
+    """Store an outbound message at the tail of the conversation's chain and schedule the
+    chain's delivery after commit (the sweeper re-drives it if that task is lost)."""
+    now = timezone.now()
+    message = Message.objects.create(
+        organization_id=conversation.organization_id,
+        conversation=conversation,
+        channel_id=conversation.channel_id,
+        direction=Direction.OUTBOUND,
+        sender_kind=sender_kind,
+        body=body,
+        status=MessageStatus.QUEUED,
+        turn=turn,
+        sent_by=sent_by,
+        script_id=script_id,
+        script_version=script_version,
+        template_name=template_name,
+        queued_at=chain_position(now),
+        retry_until=now + OutboxPolicy.current().horizon,
+    )
+    conversation.last_message_at = now
+    enqueue(TASK, str(conversation.pk))
+    return message
+
+
+def message_resend(*, message: Message, actor: Any) -> bool:
+    """Staff "Reenviar" of a failed outbound message: back in the chain at its tail (after
+    whatever is queued now), with a new retry horizon. Audited. False (nothing changed)
+    when the message is not failed any more — a second click, or it was re-sent already.
+
+    One conditional UPDATE claims the change, so two clicks re-queue it once."""
+    now = timezone.now()
+    with transaction.atomic():
+        requeued = Message.objects.filter(
+            pk=message.pk, direction=Direction.OUTBOUND, status=MessageStatus.FAILED
+        ).update(
+            status=MessageStatus.QUEUED,
+            queued_at=chain_position(now),
+            retry_until=now + OutboxPolicy.current().horizon,
+            next_attempt_at=None,
+            failure_reason="",
+            error_code="",
+        )
+        if not requeued:
+            return False
+        audit_log_write(
+            organization=message.organization_id,
+            actor=actor,
+            action="message.resend",
+            resource=message,
+            diff={
+                "status": [MessageStatus.FAILED.value, MessageStatus.QUEUED.value],
+                "failure_reason": message.failure_reason,
+                "error_code": message.error_code,
+            },
+        )
+        enqueue(TASK, str(message.conversation_id))
+    log.info(
+        "outbound re-queued by staff",
+        extra={"message_id": str(message.pk), "conversation_id": str(message.conversation_id)},
+    )
+    return True
+
+
+def outbound_status_update(
+    *, channel: ChannelSession, provider_message_id: str, status: str, error: str = ""
+) -> bool:
+    """Apply a provider status callback; statuses only move forward (``policy.STATUS_RANK``):
+    ``read`` never goes back to ``delivered`` when callbacks arrive out of order, and a
+    late ``failed`` (WAHA ack -1) never undoes a delivery the customer's phone confirmed.
+
+    The one implementation for every provider (``inbound.webhook_receive`` calls it). One
+    conditional UPDATE: two callbacks of one message racing in two webhooks cannot both
+    read "sent" and let the older status win."""
+    movable = statuses_before(status)
+    if not movable or not provider_message_id:
+        return False
+    changes: dict[str, Any] = {"status": status}
+    if status == MessageStatus.FAILED:
+        changes.update(error_code=error[:64], failure_reason=DeliveryFailure.PROVIDER_STATUS)
+    else:  # a confirmation clears an earlier reported failure
+        changes.update(error_code="", failure_reason="")
+    updated = Message.objects.filter(
+        channel=channel,
+        provider_message_id=provider_message_id,
+        direction=Direction.OUTBOUND,
+        status__in=movable,
+    ).update(**changes)
+    return updated > 0

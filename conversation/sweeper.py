@@ -1,0 +1,121 @@
+"""The sweeper: re-drive committed work that no task is carrying (DESIGN §5).
+
+The database is the source of truth for work; the broker only wakes workers. A webhook
+whose task publish failed (broker down), a queue the broker lost, a worker killed while it
+held or ran a turn: each leaves rows behind, and this finds them —
+
+- **customer lines no turn took**: inbound messages without a turn, older than the burst
+  window plus ``TURN_SWEEP_GRACE_S`` (their task should have run by then) and younger than
+  ``TURN_SWEEP_MAX_AGE_S`` (past WhatsApp's 24-hour window a late answer is refused
+  anyway); one task per conversation, for its oldest such line — the turn's claim answers
+  the conversation's oldest closed burst first;
+- **turns claimed but never finished**: active turns past ``lease_expires_at`` (the worker
+  died mid-turn, or the turn waits to retry the model and its time has come);
+- **the outbox**: ``conversation.outbox.sweep_due`` (queued rows with no delivery in
+  flight, and replies failed while their channel was down, once it answers again).
+
+Re-driving only schedules the tasks by name; every one of them is idempotent by its
+trigger key and its claim, so a sweep that finds work a slow task is about to do (or two
+sweeps in a row) costs a no-op task, never a second reply. Celery beat runs it every
+``SWEEP_INTERVAL_S`` in the bulk queue; without a broker, the in-process runner does
+(``conversation.dispatch``). Tests and fault drills call ``sweep_due_work(now)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from accounts import rls
+from conversation import outbox
+from conversation.dispatch import enqueue
+from conversation.models import ACTIVE_TURN_STATUSES, Direction, Message, TriggerKind, Turn
+
+log = logging.getLogger(__name__)
+
+INBOUND_TASK = "conversation.run_inbound_turn"
+CASE_REPLY_TASK = "cases.run_case_reply_turn"
+FOLLOW_UP_TASK = "cases.run_follow_up_turn"
+# Per organization and sweep: a bigger backlog is taken over the next sweeps.
+SWEEP_BATCH = 500
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    stranded_lines: int = 0  # conversations whose untaken lines were re-driven
+    expired_turns: int = 0  # turns re-driven past their lease
+    outbox: int = 0  # conversations whose delivery chain was re-driven
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def sweep_due_work(now: datetime | None = None) -> SweepResult:
+    """One sweep over every organization, each under its own tenant wall."""
+    now = now or timezone.now()
+    lines = turns = 0
+    for organization_id in rls.organization_ids():
+        with rls.tenant_context(organization_id):
+            found_lines = _redrive_stranded_lines(organization_id, now)
+            found_turns = _redrive_expired_turns(organization_id, now)
+        if found_lines or found_turns:
+            log.info(
+                "sweeper re-drove turns",
+                extra={
+                    "organization_id": str(organization_id),
+                    "stranded_lines": found_lines,
+                    "expired_turns": found_turns,
+                },
+            )
+        lines += found_lines
+        turns += found_turns
+    return SweepResult(stranded_lines=lines, expired_turns=turns, outbox=outbox.sweep_due(now))
+
+
+def _redrive_stranded_lines(organization_id: uuid.UUID, now: datetime) -> int:
+    """The organization's conversations with a customer line no turn took. (Filtered by
+    organization too: SQLite has no walls, only the ORM's scoping.)"""
+    late = timedelta(seconds=settings.TURN_BURST_WINDOW_S + settings.TURN_SWEEP_GRACE_S)
+    rows = (
+        Message.objects.filter(
+            organization_id=organization_id,
+            direction=Direction.INBOUND,
+            turn__isnull=True,
+            created_at__lte=now - late,
+            created_at__gte=now - timedelta(seconds=settings.TURN_SWEEP_MAX_AGE_S),
+        )
+        .order_by("created_at")
+        .values_list("conversation_id", "pk")[:SWEEP_BATCH]
+    )
+    oldest: dict[object, str] = {}
+    for conversation_id, pk in rows:
+        oldest.setdefault(conversation_id, str(pk))
+    for message_id in oldest.values():
+        enqueue(INBOUND_TASK, message_id)
+    return len(oldest)
+
+
+def _redrive_expired_turns(organization_id: uuid.UUID, now: datetime) -> int:
+    """The organization's active turns whose lease ran out."""
+    rows = list(
+        Turn.objects.filter(
+            organization_id=organization_id,
+            status__in=ACTIVE_TURN_STATUSES,
+            lease_expires_at__lte=now,
+        )
+        .order_by("lease_expires_at")
+        .values_list("trigger_kind", "trigger_key")[:SWEEP_BATCH]
+    )
+    for kind, key in rows:
+        if kind == TriggerKind.INBOUND:
+            enqueue(INBOUND_TASK, key)
+        elif kind == TriggerKind.CASE_REPLY:
+            enqueue(CASE_REPLY_TASK, key)
+        else:
+            enqueue(FOLLOW_UP_TASK, key)
+    return len(rows)
