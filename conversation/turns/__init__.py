@@ -9,6 +9,10 @@
                                                                        (``orchestration``)
     send:    before-send gate chain (case-promise gate) → outbox       (``tools``)
 
+Each turn is claim → decide → finish (``pipeline``'s docstring): the claim and its lease
+(``claim``), the burst window (``burst``), the organization across the turn's own short
+transactions (``tenancy``), the model down (``unavailable``).
+
 Cases re-enter here too: ``run_case_reply_turn`` (a person answered a case) and
 ``run_follow_up_turn`` (a case waiting for the customer is due a follow-up). The Celery
 wrappers of all three turns are in ``conversation/tasks.py``.
