@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev
 bash scripts/services.sh
 bash scripts/browser.sh
+# PgBouncer (Debian) for the pooled tenant-context test
+if ! command -v pgbouncer >/dev/null && [ ! -x /usr/sbin/pgbouncer ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null
+fi
 export DB_OWNER_ROLE=${DB_OWNER_ROLE:-retaguarda_owner}
 export DATABASE_APP_ROLE=${DATABASE_APP_ROLE:-retaguarda_app}
 DB_APP_ROLE=$DATABASE_APP_ROLE DB_NAME=${DB_NAME:-retaguarda} TEST_DB_NAME=test_${DB_NAME:-retaguarda} \
