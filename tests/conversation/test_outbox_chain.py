@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from accounts import rls
 from conversation import dispatch, outbox
 from conversation.models import Message
 from tests import factories
@@ -206,15 +207,17 @@ def test_a_send_whose_echo_was_stored_first_still_ends_sent(
     conversation = waha_conversation(waha_channel(world.org_a))
 
     def provider(request: httpx.Request) -> httpx.Response:
-        # WAHA's ``fromMe`` webhook for this very send arrives before the send is recorded.
-        factories.make_message(
-            conversation,
-            "oi",
-            direction="outbound",
-            sender_kind="human",
-            status="sent",
-            provider_message_id="true_echo_1",
-        )
+        # WAHA's ``fromMe`` webhook for this very send arrives before the send is recorded;
+        # the webhook's own request binds the tenant, as the inbound path does.
+        with rls.tenant_context(conversation.organization_id):
+            factories.make_message(
+                conversation,
+                "oi",
+                direction="outbound",
+                sender_kind="human",
+                status="sent",
+                provider_message_id="true_echo_1",
+            )
         return httpx.Response(201, json={"id": "true_echo_1"})
 
     with respx.mock() as mock:
