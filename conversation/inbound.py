@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.services import audit_log_write
 from conversation.channels.base import InboundMessage, ParsedWebhook
+from conversation.channels.media import columns_for
 from conversation.dispatch import enqueue
 from conversation.models import (
     ChannelSession,
@@ -41,10 +43,53 @@ def _open_conversation(channel: ChannelSession, contact: Contact) -> Conversatio
     )
 
 
-def open_conversation_for(channel: ChannelSession, contact: Contact) -> Conversation:
+def _reopen_resolved(channel: ChannelSession, contact: Contact) -> Conversation | None:
+    """The customer writes again after staff resolved the conversation (inbox): the same
+    conversation reopens — to the AI, or to the team if a human still owns it — instead of
+    a new one starting. A conditional update: of two racing deliveries one reopens it."""
+    last = (
+        Conversation.objects.filter(
+            channel=channel,
+            contact=contact,
+            status=ConversationStatus.CLOSED,
+            resolved_at__isnull=False,
+        )
+        .order_by("-resolved_at")
+        .first()
+    )
+    if last is None:
+        return None
+    last.contact = contact
+    status = ConversationStatus.PENDING if last.is_human_owned() else ConversationStatus.AI_HANDLING
+    try:
+        with transaction.atomic():  # a savepoint, as below
+            reopened = Conversation.objects.filter(
+                pk=last.pk, status=ConversationStatus.CLOSED
+            ).update(status=status)
+    except IntegrityError:  # another conversation of this contact opened meanwhile
+        reopened = 0
+    if not reopened:
+        return _open_conversation(channel, contact)
+    last.status = status
+    audit_log_write(
+        organization=last.organization_id,
+        actor=None,
+        action="conversation.reopen",
+        resource=last,
+        diff={"status": [ConversationStatus.CLOSED.value, status.value]},
+        actor_kind="system",
+    )
+    return last
+
+
+def open_conversation_for(
+    channel: ChannelSession, contact: Contact, *, reopen: bool = False
+) -> Conversation:
     conversation = _open_conversation(channel, contact)
     if conversation is not None:
         return conversation
+    if reopen and (reopened := _reopen_resolved(channel, contact)) is not None:
+        return reopened
     try:
         # A savepoint: losing the race to ``uniq_open_conversation`` must not break the
         # webhook's transaction (PostgreSQL aborts it on any error otherwise).
@@ -102,7 +147,7 @@ def _store_inbound(
         phone=inbound.from_phone,
         defaults={"name": inbound.from_name[:120]},
     )
-    conversation = open_conversation_for(channel, contact)
+    conversation = open_conversation_for(channel, contact, reopen=not inbound.from_me)
     if inbound.from_me:
         # Someone typed on the business phone itself: keep it in the history, no turn.
         direction, sender, status = Direction.OUTBOUND, SenderKind.HUMAN, MessageStatus.SENT
@@ -121,6 +166,7 @@ def _store_inbound(
                 provider_message_id=inbound.provider_message_id,
                 status=status,
                 sent_at=inbound.timestamp if inbound.from_me else None,
+                **columns_for(inbound.media),
             )
     except IntegrityError:  # a concurrent delivery of the same event won the race
         result.duplicates += 1

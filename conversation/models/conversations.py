@@ -10,6 +10,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from conversation.channels import media as media_values
+
 from .agents import Agent
 from .base import TenantModel, choice_check
 from .channels import ChannelSession
@@ -56,6 +58,25 @@ class Conversation(TenantModel):
     runtime_state = models.JSONField(null=True, blank=True)
     last_inbound_at = models.DateTimeField(null=True, blank=True)
     last_message_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Inbox (inbox.services): who on the team answers it (null = the whole team), and who
+    # resolved it last; a new customer message reopens a resolved conversation.
+    assigned_to = models.ForeignKey(
+        "accounts.Membership",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assigned_conversations",
+        verbose_name=_("responsável"),
+    )
+    resolved_at = models.DateTimeField(_("resolvida em"), null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("resolvida por"),
+    )
 
     class Meta:
         ordering = ["-last_message_at"]
@@ -68,7 +89,10 @@ class Conversation(TenantModel):
                 name="uniq_open_conversation",
             ),
         ]
-        indexes = [models.Index(fields=["organization", "-last_message_at"], name="conv_org_last")]
+        indexes = [
+            models.Index(fields=["organization", "-last_message_at"], name="conv_org_last"),
+            models.Index(fields=["organization", "assigned_to"], name="conv_org_assignee"),
+        ]
         verbose_name = _("conversa")
         verbose_name_plural = _("conversas")
 
@@ -158,6 +182,21 @@ class Message(TenantModel):
     failure_reason = models.CharField(
         max_length=16, choices=DeliveryFailure.choices, default="", blank=True
     )
+    # Media (``kind`` says which): what the provider told us (conversation.channels.media),
+    # and the file once fetched through the authenticated proxy (stored with Django's storage;
+    # erased with the message's text, conversation.privacy).
+    media_id = models.CharField(max_length=200, blank=True)  # Meta's media id
+    media_url = models.CharField(max_length=1000, blank=True)  # WAHA's file URL; outbound: link
+    media_mime = models.CharField(max_length=100, blank=True)
+    media_filename = models.CharField(max_length=200, blank=True)
+    media_file = models.FileField(
+        upload_to="whatsapp/%Y/%m/", max_length=300, blank=True, default=""
+    )
+    # sha256, voice note, size, a location's latitude/longitude/label, a fetch error.
+    media_meta = models.JSONField(default=dict, blank=True)
+    # A template send: its own language and body parameters (``template_name`` above).
+    template_language = models.CharField(max_length=16, blank=True)
+    template_params = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["created_at"]
@@ -199,3 +238,16 @@ class Message(TenantModel):
 
     def __str__(self) -> str:
         return f"{self.direction} {self.id}"
+
+    @property
+    def has_media_file(self) -> bool:
+        """A file the media proxy can serve (inbound) or a link we sent (outbound)."""
+        if self.direction == Direction.OUTBOUND:
+            return bool(self.media_url or self.media_file)
+        return bool(self.media_file) or media_values.has_file(
+            self.kind, self.media_id, self.media_url
+        )
+
+    @property
+    def media_map_url(self) -> str:
+        return media_values.map_link(self.media_meta or {}) if self.kind == "location" else ""

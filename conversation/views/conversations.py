@@ -7,32 +7,44 @@ import uuid
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import access, role_required
-from conversation import handoff as handoffs_service
 from conversation import outbox, selectors
-from conversation.forms import (
-    ConversationFilterForm,
-)
 from conversation.models import (
     Conversation,
     ConversationStatus,
     Message,
 )
+from conversation.views import trace_words
 from conversation.views._common import PAGE_SIZE, PageRequest, _page
+from inbox import selectors as inbox_selectors
+from inbox import services as inbox_services
+from inbox.forms import VIEW_CHOICES, ConversationListForm
 
 
 @role_required("viewer")
 @require_GET
 def conversations(request: PageRequest) -> HttpResponse:
-    form = ConversationFilterForm(request.GET)
-    status = form.cleaned_data["status"] if form.is_valid() else ""
-    rows = selectors.conversation_list(request.membership, status=status)
+    """The inbox list: views (Minhas / Sem responsável / Todas), search and filters
+    (``inbox.selectors``); htmx polls re-render only the list (``#conversation-list``)."""
+    choices = inbox_selectors.filter_choices(request.membership)
+    form = ConversationListForm(request.GET, choices=choices)
+    filters = form.filters()
+    rows = inbox_selectors.conversation_list(request.membership, filters)
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    return _page(request, "conversation/conversations.html", {"form": form, "page": page})
+    context = {
+        "form": form,
+        "filters": filters,
+        "page": page,
+        "views": VIEW_CHOICES,
+        "query": request.GET.urlencode(),
+    }
+    if request.htmx and request.htmx.target == "conversation-list":
+        return render(request, "conversation/conversations.html#list", context)
+    return _page(request, "conversation/conversations.html", context)
 
 
 @role_required("viewer")
@@ -43,9 +55,14 @@ def conversation_detail(request: PageRequest, conversation_id: uuid.UUID) -> Htt
         request.membership,
         pk=conversation_id,
     )
+    detail = selectors.conversation_detail(conversation)
+    # Names and sentences instead of ids (at most two queries for the whole page).
+    trace_words.annotate_turns(conversation, detail.turns)
+    trace_words.label_calls(detail.llm_calls)
     context = {
         "conversation": conversation,
-        "detail": selectors.conversation_detail(conversation),
+        "detail": detail,
+        "answered_by": trace_words.last_answering_agent(detail.turns),
         "can_take_over": request.membership.has_role("agent"),
         "can_resend": request.membership.has_role("agent"),
     }
@@ -61,7 +78,10 @@ def conversation_take_over(request: PageRequest, conversation_id: uuid.UUID) -> 
     if conversation.status == ConversationStatus.CLOSED:
         messages.error(request, _("Esta conversa está encerrada."))
         return redirect("conversation:conversation_detail", conversation_id=conversation.pk)
-    handoff = handoffs_service.conversation_take_over(conversation=conversation, actor=request.user)
+    # The canonical handoff, and the conversation becomes the member's (inbox).
+    handoff = inbox_services.conversation_take_over(
+        conversation=conversation, assignee=request.membership, actor=request.user
+    )
     messages.success(
         request, _("Você assumiu a conversa. A IA fica em silêncio até ser devolvida.")
     )

@@ -1,0 +1,235 @@
+"""The inbox's reads: the conversation list with its views, search and filters; the
+member's own queue; the conversation panel and the contact profile.
+
+Search: contact name or phone (``icontains``) or message text — PostgreSQL full-text
+search in Portuguese (``to_tsvector('portuguese', body)``, the GIN index of migration
+``inbox.0002``), ``icontains`` on SQLite. Every list costs a fixed number of queries.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.db import connections
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+
+from accounts.access import scoped
+from accounts.models import Membership, Role
+from conversation import selectors as conversation_selectors
+from conversation.models import (
+    Agent,
+    ChannelSession,
+    Contact,
+    Conversation,
+    Handoff,
+    HandoffStatus,
+    Message,
+)
+from inbox.models import CannedReply, ConversationLabel, InternalNote, Label, ReadMarker
+
+SEARCH_CONFIG = "portuguese"
+MIN_PHONE_DIGITS = 4
+
+
+class View:
+    """The three list views (query value ``ver``)."""
+
+    MINE = "minhas"
+    UNASSIGNED = "sem-responsavel"
+    ALL = "todas"
+
+
+@dataclass(frozen=True)
+class ConversationFilters:
+    view: str = View.ALL
+    q: str = ""
+    status: str = ""
+    channel_id: uuid.UUID | None = None
+    agent_id: uuid.UUID | None = None
+    assignee_id: uuid.UUID | None = None
+    label_id: uuid.UUID | None = None
+
+
+def _uses_postgres() -> bool:
+    return connections[Message.objects.db].vendor == "postgresql"
+
+
+def message_matches(organization_id: Any, q: str) -> QuerySet[Message]:
+    """The messages whose text matches ``q``: Portuguese full-text search (stems, so
+    "boleto" finds "boletos") on PostgreSQL, a substring on SQLite."""
+    rows = Message.objects.filter(organization_id=organization_id)
+    if _uses_postgres():
+        # The very expression of the GIN index ``msg_body_fts_pt`` (inbox.0002).
+        return rows.annotate(
+            search=SearchVector("body", config=SEARCH_CONFIG),
+        ).filter(search=SearchQuery(q, config=SEARCH_CONFIG, search_type="websearch"))
+    return rows.filter(body__icontains=q)
+
+
+def _search(rows: QuerySet[Conversation], organization_id: Any, q: str) -> QuerySet[Conversation]:
+    match = Q(contact__name__icontains=q) | Q(contact__phone__icontains=q)
+    digits = re.sub(r"\D", "", q)
+    if len(digits) >= MIN_PHONE_DIGITS and digits != q:  # "(11) 98888-7777"
+        match |= Q(contact__phone__contains=digits)
+    hits = message_matches(organization_id, q).values("conversation_id")
+    return rows.filter(match | Q(pk__in=hits))
+
+
+def conversation_list(
+    membership: Membership, filters: ConversationFilters
+) -> QuerySet[Conversation]:
+    """The list page's rows, newest first, each with contact, channel, agents, assignee,
+    ``seen`` (the member read it after the customer's last line) and its labels (one
+    prefetch query per page)."""
+    # The conversation app's own scoped base (contact, channel, status filter), extended.
+    rows = conversation_selectors.conversation_list(membership, status=filters.status)
+    rows = rows.select_related("channel__agent", "active_agent", "assigned_to__user")
+    if filters.view == View.MINE:
+        rows = rows.filter(assigned_to=membership)
+    elif filters.view == View.UNASSIGNED:
+        rows = rows.filter(assigned_to__isnull=True)
+    if filters.channel_id:
+        rows = rows.filter(channel_id=filters.channel_id)
+    if filters.agent_id:
+        # The agent that answers now: the router's sticky choice, else the channel's own.
+        rows = rows.filter(
+            Q(active_agent_id=filters.agent_id)
+            | Q(active_agent__isnull=True, channel__agent_id=filters.agent_id)
+        )
+    if filters.assignee_id:
+        rows = rows.filter(assigned_to_id=filters.assignee_id)
+    if filters.label_id:
+        rows = rows.filter(label_links__label_id=filters.label_id)
+    q = filters.q.strip()
+    if q:
+        rows = _search(rows, membership.organization_id, q)
+    seen = ReadMarker.objects.filter(
+        membership=membership,
+        conversation=OuterRef("pk"),
+        read_at__gte=OuterRef("last_inbound_at"),
+    )
+    return (
+        rows.annotate(seen=Exists(seen))
+        .prefetch_related(
+            Prefetch(
+                "label_links",
+                queryset=ConversationLabel.objects.select_related("label").order_by("label__name"),
+            )
+        )
+        .order_by("-last_message_at", "-created_at")
+    )
+
+
+@dataclass(frozen=True)
+class FilterChoices:
+    channels: list[tuple[str, str]]
+    agents: list[tuple[str, str]]
+    members: list[tuple[str, str]]
+    labels: list[tuple[str, str]]
+
+
+def assignable_members(organization_id: Any) -> QuerySet[Membership]:
+    """Who a conversation can be given to: members who may answer (agent and up)."""
+    return (
+        Membership.objects.filter(organization_id=organization_id)
+        .exclude(role=Role.VIEWER)
+        .select_related("user")
+        .order_by("user__first_name", "user__username")
+    )
+
+
+def member_name(membership: Membership) -> str:
+    user = membership.user
+    return str(user.get_full_name() or user.get_username())
+
+
+def filter_choices(membership: Membership) -> FilterChoices:
+    """The filter form's options: four queries."""
+    org = membership.organization_id
+    channels = ChannelSession.objects.filter(organization_id=org).order_by("name")
+    agents = Agent.objects.filter(organization_id=org).order_by("name")
+    labels = Label.objects.filter(organization_id=org)
+    return FilterChoices(
+        channels=[(str(pk), name) for pk, name in channels.values_list("pk", "name")],
+        agents=[(str(pk), name) for pk, name in agents.values_list("pk", "name")],
+        members=[(str(m.pk), member_name(m)) for m in assignable_members(org)],
+        labels=[(str(pk), name) for pk, name in labels.values_list("pk", "name")],
+    )
+
+
+def queue_handoffs(membership: Membership, limit: int = 20) -> list[Handoff]:
+    """The member's own queue: open handoffs of conversations assigned to them or to the
+    whole team (nobody yet), newest activity first. What the desktop alert watches."""
+    rows = scoped(Handoff.objects.select_related("conversation__contact"), membership).filter(
+        Q(conversation__assigned_to=membership) | Q(conversation__assigned_to__isnull=True),
+        status=HandoffStatus.OPEN,
+    )
+    return list(rows.order_by("-last_activity_at", "-created_at")[:limit])
+
+
+@dataclass(frozen=True)
+class ConversationPanel:
+    conversation: Conversation
+    labels: list[Label]
+    on: set[uuid.UUID]
+    notes: list[InternalNote]
+    members: list[Membership]
+
+
+def conversation_panel(conversation: Conversation) -> ConversationPanel:
+    """Labels (all, and which are on), notes (with authors) and assignable members: four
+    queries."""
+    org = conversation.organization_id
+    on = set(
+        ConversationLabel.objects.filter(conversation=conversation).values_list(
+            "label_id", flat=True
+        )
+    )
+    return ConversationPanel(
+        conversation=conversation,
+        labels=list(Label.objects.filter(organization_id=org)),
+        on=on,
+        notes=list(
+            InternalNote.objects.filter(conversation=conversation)
+            .select_related("author")
+            .order_by("created_at")
+        ),
+        members=list(assignable_members(org)),
+    )
+
+
+@dataclass(frozen=True)
+class ContactProfile:
+    contact: Contact
+    conversations: list[Conversation]
+    notes: list[InternalNote]
+    human_owned: bool
+
+
+def contact_profile(contact: Contact) -> ContactProfile:
+    """Every conversation of the contact (newest first) and every note on them or on the
+    contact; whether a human owns it now (``force_human`` or a silenced conversation)."""
+    conversations = list(
+        Conversation.objects.filter(contact=contact)
+        .select_related("channel", "assigned_to__user")
+        .order_by("-last_message_at", "-created_at")
+    )
+    for c in conversations:
+        c.contact = contact  # ``is_human_owned`` reads it: no query per row
+    notes = list(
+        InternalNote.objects.filter(contact=contact)
+        .select_related("author", "conversation")
+        .order_by("-created_at")
+    )
+    human = contact.force_human or any(c.is_human_owned() for c in conversations)
+    return ContactProfile(
+        contact=contact, conversations=conversations, notes=notes, human_owned=human
+    )
+
+
+def canned_replies(organization_id: Any) -> QuerySet[CannedReply]:
+    return CannedReply.objects.filter(organization_id=organization_id).order_by("shortcut")

@@ -1,0 +1,297 @@
+"""Every write of the inbox: assignment, resolution, labels, notes, canned replies and
+contact edits. One transaction each, one AuditLog row each (tests/security walks them).
+
+Reading markers are not here: they are per-member view state (``inbox.markers``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from accounts.models import Membership, Organization
+from accounts.services import audit_log_write
+from conversation import handoff as handoff_service
+from conversation.hooks import cancel_pending_for_conversation
+from conversation.models import (
+    Contact,
+    Conversation,
+    ConversationStatus,
+    Handoff,
+    HandoffStatus,
+)
+from conversation.runtime import deserialize_state, serialize_state
+from conversation.runtime.state import ConversationStatus as RuntimeStatus
+from inbox.models import CannedReply, ConversationLabel, InternalNote, Label, LabelColor
+
+log = logging.getLogger(__name__)
+
+# Who may be assigned a conversation: a member who can answer it (DESIGN §6).
+ASSIGNABLE_ROLE = "agent"
+
+
+class InboxError(Exception):
+    """A request the inbox refuses (the message is pt-BR, shown to the member)."""
+
+
+def _check_assignee(conversation: Conversation, assignee: Membership | None) -> None:
+    if assignee is None:
+        return
+    if assignee.organization_id != conversation.organization_id:
+        raise InboxError("Essa pessoa não faz parte da organização.")
+    if not assignee.has_role(ASSIGNABLE_ROLE):
+        raise InboxError("Leitores não podem ser responsáveis por conversas.")
+
+
+def conversation_assign(
+    *, conversation: Conversation, assignee: Membership | None, actor: Any
+) -> Conversation:
+    """Give the conversation to one member (``None``: back to the whole team). Audited
+    with the previous and the new assignee; assigning to the same member changes nothing."""
+    _check_assignee(conversation, assignee)
+    with transaction.atomic():
+        previous = conversation.assigned_to_id
+        new = assignee.pk if assignee is not None else None
+        if previous == new:
+            return conversation
+        conversation.assigned_to = assignee
+        conversation.save(update_fields=["assigned_to"])
+        audit_log_write(
+            organization=conversation.organization_id,
+            actor=actor,
+            action="conversation.assign",
+            resource=conversation,
+            diff={"assigned_to": [str(previous) if previous else None, str(new) if new else None]},
+        )
+    log.info(
+        "conversation assigned",
+        extra={"conversation_id": str(conversation.pk), "membership_id": str(new or "")},
+    )
+    return conversation
+
+
+def conversation_take_over(
+    *, conversation: Conversation, assignee: Membership, actor: Any
+) -> Handoff:
+    """A member takes over a conversation the AI is handling: the canonical handoff
+    (``conversation.handoff``) and, in the same transaction, it becomes theirs."""
+    _check_assignee(conversation, assignee)
+    with transaction.atomic():
+        handoff = handoff_service.conversation_take_over(conversation=conversation, actor=actor)
+        conversation_assign(conversation=conversation, assignee=assignee, actor=actor)
+    return handoff
+
+
+def _closed_runtime_state(raw: Any) -> Any:
+    """The stored runtime state with every dialogue closed (``live`` and ``shadow``); a
+    state that does not restore is dropped — the next message starts afresh either way."""
+    if not isinstance(raw, dict):
+        return None
+    keys = set(raw) <= {"live", "shadow"}
+    envelope = raw if keys else {"live": raw}
+    closed: dict[str, Any] = {}
+    try:
+        for key, stored in envelope.items():
+            if stored is None:
+                continue
+            state = deserialize_state(stored)
+            state.status = RuntimeStatus.CLOSED
+            closed[key] = serialize_state(state)
+    except Exception:  # a malformed state: nothing worth keeping
+        return None
+    return closed or None
+
+
+def conversation_resolve(*, conversation: Conversation, actor: Any) -> Conversation:
+    """Staff resolve the conversation: it closes (``closed``, who and when), its runtime
+    dialogue closes, pending follow-ups (and this conversation's open cases) cancel through
+    the registered ``closed`` hook, and an open handoff goes back to the AI — the next
+    customer message reopens the conversation (``conversation.inbound``).
+
+    Locks the conversation row so two resolves (or a resolve racing a reopen) serialize."""
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        if locked.status == ConversationStatus.CLOSED:
+            return locked
+        open_handoff = (
+            Handoff.objects.select_related("conversation__contact")
+            .filter(conversation=locked, status=HandoffStatus.OPEN)
+            .first()
+        )
+        handed_back = False
+        if open_handoff is not None:
+            handoff_service.handoff_return_to_ai(handoff=open_handoff, actor=actor)
+            handed_back = True
+        previous = locked.status
+        now = timezone.now()
+        conversation.status = ConversationStatus.CLOSED
+        conversation.resolved_at = now
+        conversation.resolved_by = actor if getattr(actor, "is_authenticated", False) else None
+        conversation.bot_silenced_until = None
+        conversation.runtime_state = _closed_runtime_state(locked.runtime_state)
+        conversation.save(
+            update_fields=[
+                "status",
+                "resolved_at",
+                "resolved_by",
+                "bot_silenced_until",
+                "runtime_state",
+            ]
+        )
+        cancelled = cancel_pending_for_conversation(conversation, "closed")
+        audit_log_write(
+            organization=conversation.organization_id,
+            actor=actor,
+            action="conversation.resolve",
+            resource=conversation,
+            diff={
+                "status": [previous, ConversationStatus.CLOSED.value],
+                "followups_cancelled": cancelled,
+                "handoff_returned": handed_back,
+            },
+        )
+    log.info("conversation resolved", extra={"conversation_id": str(conversation.pk)})
+    return conversation
+
+
+def label_create(
+    *, organization: Organization, actor: Any, name: str, color: str = LabelColor.BLUE
+) -> Label:
+    name = name.strip()
+    if not name:
+        raise InboxError("Dê um nome à etiqueta.")
+    if Label.objects.filter(organization=organization, name__iexact=name).exists():
+        raise InboxError("Já existe uma etiqueta com esse nome.")
+    with transaction.atomic():
+        label = Label.objects.create(organization=organization, name=name, color=LabelColor(color))
+        audit_log_write(
+            organization=organization,
+            actor=actor,
+            action="label.create",
+            resource=label,
+            diff={"name": name, "color": label.color},
+        )
+    return label
+
+
+def label_delete(*, label: Label, actor: Any) -> None:
+    """Deletes the label and takes it off every conversation."""
+    with transaction.atomic():
+        audit_log_write(
+            organization=label.organization_id,
+            actor=actor,
+            action="label.delete",
+            resource=label,
+            diff={"name": label.name, "conversations": label.links.count()},
+        )
+        label.delete()
+
+
+def conversation_label_toggle(*, conversation: Conversation, label: Label, actor: Any) -> bool:
+    """Puts the label on the conversation, or takes it off; returns whether it is on now."""
+    if label.organization_id != conversation.organization_id:
+        raise InboxError("Etiqueta desconhecida.")
+    with transaction.atomic():
+        removed, _ = ConversationLabel.objects.filter(
+            conversation=conversation, label=label
+        ).delete()
+        if not removed:
+            ConversationLabel.objects.create(
+                organization_id=conversation.organization_id,
+                conversation=conversation,
+                label=label,
+            )
+        audit_log_write(
+            organization=conversation.organization_id,
+            actor=actor,
+            action="conversation.label_add" if not removed else "conversation.label_remove",
+            resource=conversation,
+            diff={"label_id": str(label.pk), "label": label.name},
+        )
+    return not removed
+
+
+def internal_note_add(
+    *, contact: Contact, actor: Any, body: str, conversation: Conversation | None = None
+) -> InternalNote:
+    """A note for the team, on a conversation of the contact or on the contact alone.
+    Never sent: it goes through no outbox; the audit row names it, not its text."""
+    body = body.strip()
+    if not body:
+        raise InboxError("Escreva a nota.")
+    if conversation is not None and conversation.contact_id != contact.pk:
+        raise InboxError("A conversa não é desse contato.")
+    with transaction.atomic():
+        note = InternalNote.objects.create(
+            organization_id=contact.organization_id,
+            contact=contact,
+            conversation=conversation,
+            author=actor if getattr(actor, "is_authenticated", False) else None,
+            body=body,
+        )
+        audit_log_write(
+            organization=contact.organization_id,
+            actor=actor,
+            action="note.add",
+            resource=note,
+            diff={"conversation_id": str(conversation.pk) if conversation else None},
+        )
+    return note
+
+
+def canned_reply_create(
+    *, organization: Organization, actor: Any, title: str, body: str, shortcut: str = ""
+) -> CannedReply:
+    """A ready answer; its ``/atalho`` defaults to the title's slug."""
+    shortcut = slugify(shortcut or title)[:40]
+    if not shortcut or not body.strip():
+        raise InboxError("Preencha o título e o texto.")
+    if CannedReply.objects.filter(organization=organization, shortcut=shortcut).exists():
+        raise InboxError("Já existe uma resposta com esse atalho.")
+    with transaction.atomic():
+        reply = CannedReply.objects.create(
+            organization=organization, shortcut=shortcut, title=title.strip(), body=body.strip()
+        )
+        audit_log_write(
+            organization=organization,
+            actor=actor,
+            action="canned_reply.create",
+            resource=reply,
+            diff={"shortcut": shortcut},
+        )
+    return reply
+
+
+def canned_reply_delete(*, canned_reply: CannedReply, actor: Any) -> None:
+    with transaction.atomic():
+        audit_log_write(
+            organization=canned_reply.organization_id,
+            actor=actor,
+            action="canned_reply.delete",
+            resource=canned_reply,
+            diff={"shortcut": canned_reply.shortcut},
+        )
+        canned_reply.delete()
+
+
+def contact_update(*, contact: Contact, actor: Any, name: str) -> Contact:
+    """The contact profile's edit: the name the team sees (audited with before/after)."""
+    name = name.strip()[:120]
+    with transaction.atomic():
+        previous = contact.name
+        if previous == name:
+            return contact
+        contact.name = name
+        contact.save(update_fields=["name"])
+        audit_log_write(
+            organization=contact.organization_id,
+            actor=actor,
+            action="contact.update",
+            resource=contact,
+            diff={"name": [previous, name]},
+        )
+    return contact
