@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
@@ -95,3 +97,51 @@ class AuditLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.resource_type}:{self.resource_id}"
+
+
+def _invitation_expiry() -> datetime.datetime:
+    return timezone.now() + datetime.timedelta(days=INVITATION_VALID_DAYS)
+
+
+INVITATION_VALID_DAYS = 7
+
+
+class Invitation(models.Model):
+    """A one-time link that makes ``email`` a member with ``role``. Only the SHA-256 of the
+    link's secret is stored: the secret travels in the e-mail alone."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+    email = models.EmailField(_("e-mail"))
+    role = models.CharField(_("papel"), max_length=16, choices=Role.choices, default=Role.AGENT)
+    token_hash = models.CharField(max_length=64)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(default=_invitation_expiry)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(role__in=Role.values), name="invitation_role_valid"
+            ),
+        ]
+        verbose_name = _("convite")
+        verbose_name_plural = _("convites")
+
+    def __str__(self) -> str:
+        return f"{self.email} @ {self.organization_id} ({self.role})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.accepted_at is None and self.revoked_at is None
+
+    def is_usable(self, now: datetime.datetime | None = None) -> bool:
+        return self.is_pending and (now or timezone.now()) < self.expires_at

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
 from accounts.logging import request_id_var
-from accounts.models import AuditLog, Membership, Organization, Role
+from accounts.models import AuditLog, Invitation, Membership, Organization, Role
+from accounts.selectors import invitation_token_hash
 
 _SECRET_MARKERS = ("secret", "token", "password", "api_key", "apikey", "credential")
 MASK = "••••••"
@@ -64,3 +70,128 @@ def membership_create(
         actor_kind="system" if actor is None else "user",
     )
     return membership
+
+
+# --- the team: invitations, roles, removal (accounts/team views) ---------------------------
+
+
+class TeamError(Exception):
+    """A team change the rules refuse; the message is for the admin (pt-BR)."""
+
+
+def _admins_left(organization_id: Any, *, without: Membership) -> bool:
+    return (
+        Membership.objects.filter(organization_id=organization_id, role=Role.ADMIN)
+        .exclude(pk=without.pk)
+        .exists()
+    )
+
+
+@transaction.atomic
+def invitation_create(
+    *, organization: Organization, actor: Any, email: str, role: str
+) -> tuple[Invitation, str]:
+    """A pending invitation and the secret of its one-time link (returned once, never
+    stored: the caller e-mails it). A pending invitation for the same address is replaced."""
+    email = email.strip().lower()
+    if Membership.objects.filter(organization=organization, user__email__iexact=email).exists():
+        raise TeamError(_("Essa pessoa já faz parte da equipe."))
+    now = timezone.now()
+    replaced = Invitation.objects.filter(
+        organization=organization, email__iexact=email, accepted_at=None, revoked_at=None
+    ).update(revoked_at=now)
+    secret = secrets.token_urlsafe(32)
+    invitation = Invitation.objects.create(
+        organization=organization,
+        email=email,
+        role=Role(role),
+        token_hash=invitation_token_hash(secret),
+        invited_by=actor if getattr(actor, "is_authenticated", False) else None,
+    )
+    audit_log_write(
+        organization=organization,
+        actor=actor,
+        action="invitation.create",
+        resource=invitation,
+        diff={"role": role, "replaced": replaced},
+    )
+    return invitation, secret
+
+
+@transaction.atomic
+def invitation_revoke(*, invitation: Invitation, actor: Any) -> Invitation:
+    if not invitation.is_pending:
+        raise TeamError(_("Este convite já foi usado ou cancelado."))
+    invitation.revoked_at = timezone.now()
+    invitation.save(update_fields=["revoked_at"])
+    audit_log_write(
+        organization=invitation.organization_id,
+        actor=actor,
+        action="invitation.revoke",
+        resource=invitation,
+    )
+    return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, invitation: Invitation, user: Any) -> Membership:
+    """Use the invitation once: ``user`` becomes a member with its role. Locks the row so
+    two clicks of the link make one membership."""
+    locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if not locked.is_usable():
+        raise TeamError(_("Este convite expirou ou já foi usado."))
+    membership, created = Membership.objects.get_or_create(
+        organization_id=locked.organization_id, user=user, defaults={"role": locked.role}
+    )
+    locked.accepted_at = timezone.now()
+    locked.accepted_by = user
+    locked.save(update_fields=["accepted_at", "accepted_by"])
+    audit_log_write(
+        organization=locked.organization_id,
+        actor=user,
+        action="invitation.accept",
+        resource=locked,
+        diff={"membership_id": str(membership.pk), "role": membership.role, "new": created},
+    )
+    return membership
+
+
+@transaction.atomic
+def membership_role_change(*, membership: Membership, actor: Any, role: str) -> Membership:
+    """Change a member's role; the organization always keeps an admin."""
+    new_role = Role(role)
+    old_role = membership.role
+    if old_role == new_role:
+        return membership
+    if old_role == Role.ADMIN and not _admins_left(membership.organization_id, without=membership):
+        raise TeamError(_("A organização precisa de pelo menos um administrador."))
+    membership.role = new_role
+    membership.save(update_fields=["role"])
+    audit_log_write(
+        organization=membership.organization_id,
+        actor=actor,
+        action="membership.role_change",
+        resource=membership,
+        diff={"role": [old_role, new_role.value], "user_id": membership.user_id},
+    )
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, membership: Membership, actor: Any) -> None:
+    """Remove a member from the organization (their user account stays: they may belong to
+    other organizations). Nobody removes themselves, and the last admin stays."""
+    if getattr(actor, "pk", None) == membership.user_id:
+        raise TeamError(_("Você não pode remover a si mesmo."))
+    if membership.role == Role.ADMIN and not _admins_left(
+        membership.organization_id, without=membership
+    ):
+        raise TeamError(_("A organização precisa de pelo menos um administrador."))
+    audit_log_write(
+        organization=membership.organization_id,
+        actor=actor,
+        action="membership.remove",
+        resource=membership,
+        diff={"role": membership.role, "user_id": membership.user_id},
+    )
+    membership.delete()

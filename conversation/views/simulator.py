@@ -31,6 +31,7 @@ from conversation.models import (
     ChannelSession,
     Provider,
 )
+from conversation.views import trace_words
 from conversation.views._common import PageRequest, _fragments, _page
 
 
@@ -87,8 +88,10 @@ def simulator(request: PageRequest) -> HttpResponse:
     context.update(channel=channel, session=session, fresh_phone=selectors.fresh_simulator_phone())
     if session.is_valid():
         phone, name = session.cleaned_data["telefone"], session.cleaned_data["nome"]
+        chat = selectors.simulator_chat(channel, phone)
+        trace_words.tag_replies(chat.messages)
         context.update(
-            chat=selectors.simulator_chat(channel, phone),
+            chat=chat,
             composer=_composer(channels, channel, phone, name),
             phone=phone,
         )
@@ -108,6 +111,7 @@ def simulator_chat(request: PageRequest) -> HttpResponse:
     chat = selectors.simulator_chat(channel, phone)
     if request.GET.get("v") == chat.version:
         return HttpResponse(status=204)
+    trace_words.tag_replies(chat.messages)
     context = {"chat": chat, "channel": channel, "phone": phone}
     return render(request, "conversation/simulator.html#chat", context)
 
@@ -143,6 +147,7 @@ def simulator_send(request: PageRequest) -> HttpResponse:
         messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
         return redirect(_simulator_url(channel, phone, name))
     chat = selectors.simulator_chat(channel, phone)
+    trace_words.tag_replies(chat.messages)
     chat_context = {"chat": chat, "channel": channel, "phone": phone, "oob": True}
     return _fragments(
         request,

@@ -51,8 +51,11 @@ def test_pages_require_login(db):
 
 def test_base_has_nav_csrf_header_and_vendored_htmx(world):
     html = world.client_for(world.viewer).get("/").content.decode()
-    for label in ("Conversas", "Transbordos", "Agentes", "Base de conhecimento", "Simulador"):
+    for label in ("Conversas", "Transbordos", "Agentes", "Base de conhecimento"):
         assert f">{label}" in html
+    assert ">Simulador" not in html  # a viewer may not open it (tests/security/routes.py)
+    agent_html = world.client_for(world.agent).get("/").content.decode()
+    assert ">Simulador" in agent_html
     assert 'hx-headers=\'{"X-CSRFToken": "' in html
     assert "/static/vendor/htmx.min.js" in html
     assert "cdn" not in html.lower()

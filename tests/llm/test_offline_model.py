@@ -226,10 +226,14 @@ def test_question_without_search_tool_gets_generic_reply() -> None:
 
 
 def test_search_result_is_answered_with_first_passage() -> None:
-    result = "1. Funcionamos de segunda a sexta, das 9h às 18h.\n\n2. Aos sábados, até 12h."
+    result = (
+        "[Horário de atendimento]\n1. Funcionamos de segunda a sexta, das 9h às 18h.\n\n"
+        "[Sábados]\nAos sábados, até 12h."
+    )
 
     text = sent_text(after_tool("search_knowledge", {"query": "horário"}, result))
 
+    # The title tells the model which document it is; the customer hears the passage only.
     assert text == "Encontrei isto: Funcionamos de segunda a sexta, das 9h às 18h."
 
 

@@ -39,8 +39,8 @@ from .inputs import SEND_TEXT_FIELDS, fill, handoff_input, with_text
 from .reading import (
     agent_name,
     asks_for_person,
+    best_passage,
     case_ids,
-    first_passage,
     human_only_request,
     is_greeting_only,
     latest_user_text,
@@ -50,6 +50,7 @@ from .reading import (
     says_nothing_found,
     strip_note_lines,
     tool_results,
+    tool_use_inputs,
     tool_use_names,
 )
 from .replies import (
@@ -64,6 +65,7 @@ from .replies import (
     MAX_ANSWER_CHARS,
     NOT_FOUND_REPLY,
     OFFLINE_MODEL,
+    RELEVANCE_THRESHOLD,
 )
 
 logger = logging.getLogger(__name__)
@@ -113,7 +115,7 @@ def _orchestrate(request: ModelRequest) -> ModelResponse:
         search = [r for r in results if names.get(r.tool_use_id) == SEARCH_KNOWLEDGE]
         if not search:
             return reply.stop()
-        return reply.send(_answer_from_search(search[0]))
+        return reply.send(_answer_from_search(search[0], _search_query(messages, search[0])))
 
     relay = relay_text(request)
     if relay:
@@ -165,9 +167,17 @@ def _orchestrate(request: ModelRequest) -> ModelResponse:
     return reply.send(GENERIC_REPLY)
 
 
-def _answer_from_search(result: ToolResultBlock) -> str:
-    passage = first_passage(result.content)
-    if result.is_error or not passage or says_nothing_found(result.content):
+def _search_query(messages: Sequence[ChatMessage], result: ToolResultBlock) -> str:
+    """What was searched: the query of the model's own call, else the customer's text."""
+    query = tool_use_inputs(messages).get(result.tool_use_id, {}).get("query")
+    return str(query) if query else strip_note_lines(latest_user_text(messages[:-1]))
+
+
+def _answer_from_search(result: ToolResultBlock, query: str) -> str:
+    if result.is_error or says_nothing_found(result.content):
+        return NOT_FOUND_REPLY
+    passage = best_passage(query, result.content, threshold=RELEVANCE_THRESHOLD)
+    if not passage:
         return NOT_FOUND_REPLY
     return FOUND_TEMPLATE.format(passage=trim(passage, MAX_ANSWER_CHARS))
 

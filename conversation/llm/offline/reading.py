@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from conversation import text as text_helpers
 
@@ -63,6 +64,19 @@ _CASE_ID_RE = re.compile(r"case_id=([0-9a-fA-F]{8}-[0-9a-fA-F-]{27})")
 _NAME_RE = re.compile(r"^\s*(?:voce e|nome\s*:)\s*(.+)$", re.IGNORECASE)
 _NAME_END_RE = re.compile(r"[,.;:()\[\]]|\s[-–—]\s?")
 _LIST_MARKER_RE = re.compile(r"^\s*(?:\[\d+\]|\d+[.)]|[-*•])\s*")
+# A hit's title line in a search result: "[Título]" alone on its line (not "[1]").
+_TITLE_LINE_RE = re.compile(r"^\s*\[(?!\d+\])([^\[\]]+)\]\s*$")
+# Words that say nothing about what the customer wants (accent-free, lower case).
+_QUERY_STOPWORD_TEXT = (
+    "as os de da do das dos em no na nos nas um uma uns umas para pra pro por com que qual "
+    "quais quando como onde quem eu voce voces vcs meu minha meus minhas seu sua seus suas "
+    "se me te ao aos isso isto aquilo esse essa este esta aqui ali la ai ola oi bom boa dia "
+    "tarde noite tudo bem certo sim nao ser ter tem tinha sao esta estou estao vai vou fazer "
+    "faco pode podem poderia consigo queria quero gostaria preciso saber sobre mais muito "
+    "coisa coisas negocio alguma algum entao favor obrigado obrigada ontem hoje agora ainda "
+    "tambem mesmo outra outro"
+)
+_QUERY_STOPWORDS = frozenset(_QUERY_STOPWORD_TEXT.split())
 
 
 # --- the request -----------------------------------------------------------------------
@@ -82,6 +96,16 @@ def tool_use_names(messages: Sequence[ChatMessage]) -> dict[str, str]:
                 if isinstance(b, ToolUseBlock):
                     names[b.id] = b.name
     return names
+
+
+def tool_use_inputs(messages: Sequence[ChatMessage]) -> dict[str, Mapping[str, Any]]:
+    inputs: dict[str, Mapping[str, Any]] = {}
+    for message in messages:
+        if message.role == "assistant" and not isinstance(message.content, str):
+            for b in message.content:
+                if isinstance(b, ToolUseBlock):
+                    inputs[b.id] = b.input
+    return inputs
 
 
 def latest_user_text(messages: Sequence[ChatMessage]) -> str:
@@ -128,15 +152,67 @@ def case_ids(notes: Sequence[str], marker: str) -> list[str]:
     return ids
 
 
-def first_passage(text: str) -> str:
-    """The first non-empty passage of a search result (see the package docstring)."""
-    for chunk in re.split(r"\n\s*\n", text):
+def search_passages(text: str) -> list[tuple[str, str]]:
+    """``(title, passage)`` of each hit of a search result, in order. A line that is only
+    ``[Título]`` starts a hit (``knowledge.format_hits``): its title is kept apart, never
+    said to the customer, and the hit's passage may span blank lines. Without title lines,
+    passages are separated by blank lines (see the package docstring)."""
+    hits: list[tuple[str, list[str]]] = []
+    titled = any(_TITLE_LINE_RE.match(line) for line in text.splitlines())
+    if titled:
+        for line in text.splitlines():
+            match = _TITLE_LINE_RE.match(line)
+            if match:
+                hits.append((match.group(1).strip(), []))
+            elif hits:
+                hits[-1][1].append(line)
+            else:
+                hits.append(("", [line]))
+    else:
+        hits = [("", chunk.splitlines()) for chunk in re.split(r"\n\s*\n", text)]
+    found = []
+    for title, lines in hits:
         passage = " ".join(
-            _LIST_MARKER_RE.sub("", line, count=1).strip() for line in chunk.splitlines()
+            _LIST_MARKER_RE.sub("", line, count=1).strip() for line in lines if line.strip()
         ).strip()
         if passage:
-            return passage
-    return ""
+            found.append((title, passage))
+    return found
+
+
+def first_passage(text: str) -> str:
+    """The first non-empty passage of a search result, without its title."""
+    passages = search_passages(text)
+    return passages[0][1] if passages else ""
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in normalize(text).split() if len(w) > 2 and w not in _QUERY_STOPWORDS}
+
+
+def relevance(query: str, title: str, passage: str) -> float:
+    """The share of the question's content words (stopwords and fillers out) that the hit
+    mentions, by word or by a shared 4-letter stem ("pagar" ~ "pagamento"). 0 when the
+    question has no content word at all ("e aí, e aquilo?"): nothing to match it on."""
+    wanted = _content_words(query)
+    if not wanted:
+        return 0.0
+    words = _content_words(f"{title} {passage}")
+    stems = {w[:4] for w in words}
+    matched = sum(1 for w in wanted if w in words or w[:4] in stems)
+    return matched / len(wanted)
+
+
+def best_passage(query: str, text: str, *, threshold: float) -> str:
+    """The passage of the search result most relevant to ``query`` (the first among
+    equals), or "" when none reaches ``threshold`` — an unrelated passage is worse than
+    saying nothing was found."""
+    best, best_score = "", 0.0
+    for title, passage in search_passages(text):
+        score = relevance(query, title, passage)
+        if score > best_score:
+            best, best_score = passage, score
+    return best if best_score >= threshold else ""
 
 
 def says_nothing_found(text: str) -> bool:

@@ -22,6 +22,9 @@ NO_RESULT_MARKERS: tuple[str, ...] = (
 )
 
 MAX_ANSWER_CHARS = 400
+# A search hit is said to the customer only when it mentions at least this share of the
+# question's content words (``reading.relevance``); below it: NOT_FOUND_REPLY.
+RELEVANCE_THRESHOLD = 0.5
 
 GREETING_TEMPLATE = "Olá! Sou {name}. Como posso ajudar?"
 GREETING_NO_NAME = "Olá! Como posso ajudar?"

@@ -1,0 +1,61 @@
+"""Reads of the accounts app: the team page and invitation links."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import uuid
+
+from django.db.models import QuerySet
+
+from accounts import rls
+from accounts.models import Invitation, Membership, Organization
+
+
+def invitation_token_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def invitation_link_code(invitation: Invitation, secret: str) -> str:
+    """The opaque code of an invitation's one-time link: ``<id>.<secret>``."""
+    return f"{invitation.pk}.{secret}"
+
+
+def invitation_for_code(code: str) -> Invitation | None:
+    """The invitation a link's code names, when its secret matches (usable or not: the
+    page says why an old link no longer works). Read without any logged-in context: the
+    invitation's own row names its organization (``rls.organization_of``), like a task.
+    Call inside ``rls.tenant_context(invitation.organization_id)`` to act on it."""
+    raw_id, _sep, secret = code.partition(".")
+    try:
+        invitation_id = uuid.UUID(raw_id)
+    except ValueError:
+        return None
+    if not secret:
+        return None
+    organization_id = rls.organization_of(Invitation, invitation_id)
+    if organization_id is None:
+        return None
+    with rls.tenant_context(organization_id):
+        invitation = (
+            Invitation.objects.select_related("organization").filter(pk=invitation_id).first()
+        )
+    if invitation is None:
+        return None
+    if not hmac.compare_digest(invitation.token_hash, invitation_token_hash(secret)):
+        return None
+    return invitation
+
+
+def team_members(organization: Organization) -> QuerySet[Membership]:
+    return (
+        Membership.objects.filter(organization=organization)
+        .select_related("user")
+        .order_by("user__username")
+    )
+
+
+def pending_invitations(organization: Organization) -> QuerySet[Invitation]:
+    return Invitation.objects.filter(
+        organization=organization, accepted_at=None, revoked_at=None
+    ).order_by("-created_at")
