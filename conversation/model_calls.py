@@ -8,6 +8,7 @@ HTTP server) instead of patching SDK classes.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,6 +21,9 @@ from conversation.models import LlmCall
 
 ClientFactory = Callable[[CallRecorder], ModelClient]
 _override: ClientFactory | None = None
+# The spend gate (analytics budgets): while a turn of an organization past its budget runs,
+# every model call it makes goes to the offline model instead (``spend_stopped``).
+_spend_stop: contextvars.ContextVar[str] = contextvars.ContextVar("spend_stop", default="")
 
 
 class Ledger:
@@ -72,6 +76,8 @@ class Ledger:
 def model_client(
     recorder: CallRecorder, *, provider: str = "anthropic", max_retries: int | None = None
 ) -> ModelClient:
+    if _spend_stop.get():
+        return build_client("offline", recorder)
     if _override is not None:
         return _override(recorder)
     return build_client(
@@ -85,6 +91,8 @@ def model_client(
 
 
 def provider_name(provider: str = "anthropic") -> str:
+    if _spend_stop.get():
+        return "offline"
     if _override is not None:
         return "override"
     return "offline" if provider == "offline" or not settings.ANTHROPIC_API_KEY else "anthropic"
@@ -99,6 +107,17 @@ def use_model_client(factory: ClientFactory) -> Iterator[None]:
         yield
     finally:
         _override = previous
+
+
+@contextlib.contextmanager
+def spend_stopped(reason: str) -> Iterator[None]:
+    """While the block runs (in this thread/context), model calls go to the offline model:
+    the turn's organization is past its budget (``reason``, e.g. ``monthly_spend``)."""
+    token = _spend_stop.set(reason)
+    try:
+        yield
+    finally:
+        _spend_stop.reset(token)
 
 
 def record_context(**ids: Any) -> dict[str, str]:

@@ -1,0 +1,119 @@
+"""Forms of the analytics pages: they only turn input into values for a service."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+from django import forms
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from analytics.budgets import BudgetConfig
+from analytics.services import PriceInput
+
+MAX_PERIOD_DAYS = 366
+
+
+class PeriodForm(forms.Form):
+    """The outcomes page's filters (GET). Missing or invalid: the last 30 days."""
+
+    de = forms.DateField(
+        label=_("De"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    ate = forms.DateField(
+        label=_("Até"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    canal = forms.ChoiceField(label=_("Canal"), required=False)
+    agente = forms.ChoiceField(label=_("Agente"), required=False)
+
+    def __init__(
+        self,
+        data: object,
+        *,
+        channels: list[tuple[str, str]],
+        agents: list[tuple[str, str]],
+    ) -> None:
+        super().__init__(data)  # type: ignore[arg-type]
+        every = [("", _("Todos"))]
+        self.fields["canal"].choices = every + channels  # type: ignore[attr-defined]
+        self.fields["agente"].choices = every + agents  # type: ignore[attr-defined]
+
+    def period(self) -> tuple[dt.date, dt.date]:
+        today = timezone.localdate()
+        first, last = today - dt.timedelta(days=29), today
+        if self.is_valid():
+            first = self.cleaned_data.get("de") or first
+            last = self.cleaned_data.get("ate") or last
+        if first > last:
+            first, last = last, first
+        first = max(first, last - dt.timedelta(days=MAX_PERIOD_DAYS - 1))
+        return first, last
+
+    def choice(self, name: str) -> str:
+        return str(self.cleaned_data.get(name) or "") if self.is_valid() else ""
+
+
+class ModelPriceForm(forms.Form):
+    model = forms.CharField(label=_("Modelo"), max_length=80)
+    input_per_mtok = forms.DecimalField(
+        label=_("Entrada (US$/milhão)"), min_value=Decimal(0), max_digits=10, decimal_places=4
+    )
+    output_per_mtok = forms.DecimalField(
+        label=_("Saída (US$/milhão)"), min_value=Decimal(0), max_digits=10, decimal_places=4
+    )
+    cache_write_per_mtok = forms.DecimalField(
+        label=_("Escrita em cache (US$/milhão)"),
+        min_value=Decimal(0),
+        max_digits=10,
+        decimal_places=4,
+    )
+    cache_read_per_mtok = forms.DecimalField(
+        label=_("Leitura de cache (US$/milhão)"),
+        min_value=Decimal(0),
+        max_digits=10,
+        decimal_places=4,
+    )
+    effective_date = forms.DateField(
+        label=_("Vale a partir de"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    source_date = forms.DateField(
+        label=_("Data da fonte"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    source = forms.CharField(label=_("Fonte"), max_length=200, required=False)
+
+    def values(self) -> PriceInput:
+        return PriceInput(**self.cleaned_data)
+
+
+class BudgetForm(forms.Form):
+    monthly_limit_usd = forms.DecimalField(
+        label=_("Limite mensal (US$)"),
+        required=False,
+        min_value=Decimal("0.01"),
+        max_digits=12,
+        decimal_places=2,
+        help_text=_("Vazio: sem limite."),
+    )
+    contact_turns_per_minute = forms.IntegerField(
+        label=_("Turnos por minuto por contato"),
+        required=False,
+        min_value=1,
+        max_value=1000,
+        help_text=_("Acima disso, as mensagens do contato não chamam o modelo. Vazio: sem limite."),
+    )
+    on_limit = forms.ChoiceField(
+        label=_("No limite"),
+        choices=[
+            ("offline", _("Responder com o modelo offline (determinístico)")),
+            ("handoff", _("Transferir para a equipe")),
+        ],
+    )
+
+    def config(self) -> BudgetConfig:
+        data = self.cleaned_data
+        return BudgetConfig(
+            monthly_limit_usd=data.get("monthly_limit_usd"),
+            contact_turns_per_minute=data.get("contact_turns_per_minute"),
+            on_limit=data["on_limit"],
+        )

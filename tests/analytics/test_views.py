@@ -1,0 +1,151 @@
+"""The analytics pages: who sees them, what they show, CSV, and their pinned queries."""
+
+from __future__ import annotations
+
+import csv
+import io
+from decimal import Decimal
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from accounts.models import AuditLog
+from analytics import rollups
+from analytics.budgets import BudgetConfig
+from analytics.models import ModelPrice
+from tests.analytics import world as small
+
+QUERY = "?de=2026-12-01&ate=2026-12-15"
+
+
+@pytest.fixture
+def built(world):
+    return small.build(world)
+
+
+def _get(user, url):
+    """GET at the world's "now" (logged in then: a session from today would have expired)."""
+    with time_machine.travel(small.NOW, tick=False):
+        client = Client()
+        client.force_login(user)
+        return client.get(url)
+
+
+def test_the_outcomes_page_shows_the_figures_to_a_manager(world, built):
+    response = _get(world.manager, "/resultados/" + QUERY)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="kpi-conversations"><strong>5<' in html
+    assert 'id="kpi-turns"><strong>6<' in html
+    assert 'id="kpi-ai-alone"><strong>40,0%<' in html
+    assert 'id="kpi-handoff-rate"><strong>40,0%<' in html
+    assert 'id="kpi-runtime-fallback"><strong>33,3%<' in html
+    assert 'id="route-fallback-share">25,0%<' in html
+    assert 'id="route-local-share">50,0%<' in html
+    assert 'id="cases-opened"><strong>2<' in html
+    assert "45 min" in html  # the median first answer (2700 s)
+    assert "<svg" in html and "style=" not in html and "<script>" not in html
+
+
+def test_the_viewer_and_the_agent_may_not_see_outcomes(world, built):
+    for user in (world.viewer, world.agent):
+        assert _get(user, "/resultados/").status_code == 403
+
+
+def test_the_outcomes_page_makes_the_same_queries_however_much_data(world, built):
+    with time_machine.travel(small.NOW, tick=False):
+        rollups.roll_up(world.org_a.pk)
+        client = Client()
+        client.force_login(world.manager)
+        client.get("/resultados/" + QUERY)  # warm up
+        with CaptureQueriesContext(connection) as first:
+            client.get("/resultados/" + QUERY)
+    small._turn(built.conversations["c3"], small.at(12, 15, 11), {"route": {"source": "channel"}})
+    small._turn(built.conversations["c4"], small.at(12, 10, 11), {"route": {"source": "channel"}})
+    with time_machine.travel(small.NOW, tick=False), CaptureQueriesContext(connection) as second:
+        client.get("/resultados/" + QUERY)
+    # session · user · membership · memberships (menu) · the channel and agent choices (2) ·
+    # rollup state · daily outcomes · daily usage · the live tail (turns, conversations,
+    # handoffs, follow-ups, unresponsive, model calls) · prices · names (2) · cases (2)
+    assert len(first) == len(second)
+    assert len(first) == 20, "\n".join(q["sql"] for q in first.captured_queries)
+
+
+def test_the_csv_export_carries_every_figure(world, built):
+    response = _get(world.manager, "/resultados/csv/" + QUERY)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    values = {(r[0], r[1]): r[3] for r in rows[1:]}
+    assert values[("totais", "conversations")] == "5"
+    assert values[("totais", "turns")] == "6"
+    assert values[("taxas", "ai_alone_share")] == "0.4000"
+    assert values[("taxas", "runtime_fallback_rate")] == "0.3333"
+    assert values[("custo", "total_usd")] == "0.0275"
+    assert values[("casos", "first_answer:median_s")] == "2700.0000"
+    assert values[("casos", "first_answer:p90_s")] == "3600.0000"
+    assert values[("espera", "customer_unresponsive:median_s")] == "1800.0000"
+    assert values[("transbordo_motivo", "requested_human")] == "1"
+
+
+def test_the_conversation_cost_fragment_shows_its_cost(world, built):
+    conversation = built.conversations["c1"]
+    response = _get(world.viewer, f"/resultados/conversas/{conversation.pk}/custo/")
+    assert response.status_code == 200
+    assert "US$ 0,0050" in response.content.decode()
+
+
+def test_another_organizations_conversation_cost_is_not_found(world, built):
+    conversation = built.conversations["c1"]
+    response = _get(world.outsider, f"/resultados/conversas/{conversation.pk}/custo/")
+    assert response.status_code == 404
+
+
+def test_an_admin_adds_a_price_and_it_is_audited(world):
+    client = world.client_for(world.admin)
+    response = client.post(
+        "/resultados/precos/",
+        {
+            "model": "claude-novo",
+            "input_per_mtok": "2",
+            "output_per_mtok": "8",
+            "cache_write_per_mtok": "2.5",
+            "cache_read_per_mtok": "0.2",
+            "effective_date": "2026-12-01",
+            "source_date": "2026-12-01",
+            "source": "teste",
+        },
+    )
+    assert response.status_code == 302
+    price = ModelPrice.objects.get(model="claude-novo")
+    assert price.output_per_mtok == Decimal("8")
+    assert AuditLog.objects.filter(
+        action="analytics.price_created", organization=world.org_a
+    ).exists()
+
+
+def test_a_manager_reads_prices_but_may_not_change_them(world):
+    client = world.client_for(world.manager)
+    page = client.get("/resultados/precos/")
+    assert page.status_code == 200 and "claude-haiku-4-5" in page.content.decode()
+    assert client.post("/resultados/precos/", {"model": "x"}).status_code == 403
+    assert not ModelPrice.objects.filter(model="x").exists()
+
+
+def test_an_admin_sets_the_budget_on_its_page(world):
+    client = world.client_for(world.admin)
+    response = client.post(
+        "/resultados/orcamento/",
+        {"monthly_limit_usd": "25.00", "contact_turns_per_minute": "12", "on_limit": "handoff"},
+    )
+    assert response.status_code == 302
+    world.org_a.refresh_from_db()
+    assert BudgetConfig.of(world.org_a) == BudgetConfig(
+        monthly_limit_usd=Decimal("25.00"), contact_turns_per_minute=12, on_limit="handoff"
+    )
+    assert client.get("/resultados/orcamento/").status_code == 200
+    manager = world.client_for(world.manager)
+    assert manager.post("/resultados/orcamento/", {"on_limit": "offline"}).status_code == 403
