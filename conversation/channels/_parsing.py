@@ -205,6 +205,17 @@ def parse_epoch(value: object, where: str, *, millis: bool = False) -> datetime:
         raise WebhookError(f"{where} is out of range", code="invalid_timestamp") from exc
 
 
+def coordinate(value: object) -> float | None:
+    """A latitude/longitude as a finite float (a JSON number or numeric string), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) and abs(number) <= 180 else None
+
+
 def get_header(headers: Mapping[str, str], name: str) -> str:
     """Case-insensitive header lookup (Django's ``request.headers`` is; a plain dict is not)."""
     value = headers.get(name)

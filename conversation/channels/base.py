@@ -28,6 +28,71 @@ MAX_PHONE_LENGTH = 64  # Contact.phone
 # Display-only values are cut: nothing is keyed by them.
 MAX_NAME_LENGTH = 120  # Contact.name
 MAX_KIND_LENGTH = 16  # Message.kind
+# Media columns (Message.media_*): an over-long value is dropped (the media stays "unknown"),
+# never cut into a different id or URL.
+MAX_MEDIA_ID_LENGTH = 200
+MAX_MEDIA_URL_LENGTH = 1000
+MAX_MIME_LENGTH = 100
+MAX_FILENAME_LENGTH = 200  # display only: cut
+MAX_LABEL = 200  # a location's label: display only, cut
+
+
+@dataclass(frozen=True)
+class MediaRef:
+    """What a message carries besides text, as the provider described it.
+
+    Media (``image``, ``audio``, ``video``, ``document``, ``sticker``): Meta names a
+    ``media_id`` to download through the Graph API; WAHA a ``url`` on its own server (or a
+    pre-signed S3 URL). ``location``: ``latitude``/``longitude`` and an optional label in
+    ``filename``'s place (``name``). The file itself is fetched only when staff open it.
+    """
+
+    kind: str
+    media_id: str = ""
+    url: str = ""
+    mime_type: str = ""
+    filename: str = ""
+    caption: str = ""
+    sha256: str = ""
+    voice: bool = False  # an audio recorded as a voice note (Meta ``voice``, WAHA ``ptt``)
+    latitude: float | None = None
+    longitude: float | None = None
+    label: str = ""  # a location's name/address
+    error: str = ""  # the provider could not fetch the file from WhatsApp (WAHA media.error)
+
+
+@dataclass(frozen=True)
+class OutboundMedia:
+    """A file to send: ``image`` or ``document`` (``video``/``audio`` where the provider
+    takes them), by a public ``url`` the provider fetches itself, or as ``content``."""
+
+    kind: str
+    url: str = ""
+    caption: str = ""
+    filename: str = ""
+    mime_type: str = ""
+    # A file staff uploaded (no public URL): Meta gets it uploaded first (``POST /media``),
+    # WAHA inline as base64. Either ``url`` or ``content``.
+    content: bytes = b""
+
+
+@dataclass(frozen=True)
+class MediaDownload:
+    content: bytes
+    mime_type: str
+    filename: str = ""
+
+
+@dataclass(frozen=True)
+class TemplateInfo:
+    """One message template of a WhatsApp Business Account (Meta Graph API)."""
+
+    name: str
+    language: str
+    status: str = ""  # APPROVED | PENDING | REJECTED | PAUSED | DISABLED ...
+    category: str = ""  # UTILITY | MARKETING | AUTHENTICATION
+    body: str = ""  # the BODY component's text, with {{1}} / {{name}} placeholders
+    parameters: int = 0  # how many body placeholders a send must fill
 
 
 @dataclass(frozen=True)
@@ -49,6 +114,7 @@ class InboundMessage:
     # The business number the payload says the event was sent to (Meta ``phone_number_id``,
     # WAHA ``session``); "" when the payload names none. See ``ParsedWebhook.addressed_to``.
     channel_ref: str = ""
+    media: MediaRef | None = None
 
 
 @dataclass(frozen=True)
@@ -176,6 +242,12 @@ class SendError(Exception):
         self.http_status = http_status
 
 
+def too_large_error(provider: str, max_bytes: int) -> SendError:
+    return SendError(
+        f"{provider}: file larger than {max_bytes} bytes", retryable=False, code="too_large"
+    )
+
+
 class OutsideServiceWindow(SendError):
     """WhatsApp's 24-hour customer-service window is closed: free text is refused."""
 
@@ -243,3 +315,30 @@ class ChannelAdapter(Protocol):
         language: str,
         parameters: Sequence[str],
     ) -> SendResult: ...
+
+    def send_media(
+        self,
+        config: ChannelConfig,
+        *,
+        to: str,
+        media: OutboundMedia,
+        last_inbound_at: datetime | None,
+        now: datetime,
+        reply_to: str | None = None,
+    ) -> SendResult:
+        """Send a file by URL; the service window applies like free text."""
+
+    def fetch_media(
+        self, config: ChannelConfig, *, media: MediaRef, max_bytes: int
+    ) -> MediaDownload:
+        """Download an inbound file; ``SendError`` (``too_large``, ``not_found``...) otherwise."""
+
+    def mark_read(self, config: ChannelConfig, *, to: str, message_id: str, typing: bool) -> None:
+        """Mark the customer's message read and, with ``typing``, show "digitando...".
+        Raises ``SendError``; callers treat it as best effort."""
+
+    def stop_typing(self, config: ChannelConfig, *, to: str) -> None:
+        """End the typing indicator (a no-op where the provider ends it on send)."""
+
+    def list_templates(self, config: ChannelConfig) -> Sequence[TemplateInfo]:
+        """The account's message templates; ``SendError(code="unsupported")`` without any."""

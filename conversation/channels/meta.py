@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from conversation.channels import meta_api
 from conversation.channels._parsing import (
     constant_time_equal,
     dig,
@@ -33,12 +34,16 @@ from conversation.channels._parsing import (
 )
 from conversation.channels.base import (
     ChannelConfig,
+    MediaDownload,
+    MediaRef,
+    OutboundMedia,
     OutsideServiceWindow,
     ParsedWebhook,
     Provider,
     SendError,
     SendResult,
     SignatureError,
+    TemplateInfo,
     WebhookError,
     service_window_open,
 )
@@ -52,7 +57,7 @@ from conversation.channels.transport import (
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_GRAPH_URL = "https://graph.facebook.com/v21.0"
+DEFAULT_GRAPH_URL = meta_api.DEFAULT_GRAPH_URL
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 
 # Meta error codes (https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes)
@@ -168,6 +173,50 @@ class MetaAdapter:
             "template": template,
         }
         return self._post(config, payload)
+
+    def send_media(
+        self,
+        config: ChannelConfig,
+        *,
+        to: str,
+        media: OutboundMedia,
+        last_inbound_at: datetime | None,
+        now: datetime,
+        reply_to: str | None = None,
+    ) -> SendResult:
+        # A file is free-form content: the 24-hour window applies as to text.
+        if not service_window_open(last_inbound_at, now):
+            raise OutsideServiceWindow()
+        recipient = _recipient(to)
+        uploaded = ""
+        if media.content:
+            if not config.external_id:
+                raise SendError(
+                    "meta: channel needs phone_number_id", retryable=False, code="invalid_config"
+                )
+            uploaded = meta_api.upload(config, media, error_mapper=_error_from_response)
+        payload = meta_api.media_payload(recipient, media, uploaded_id=uploaded)
+        if reply_to:
+            payload["context"] = {"message_id": reply_to}
+        return self._post(config, payload)
+
+    def fetch_media(
+        self, config: ChannelConfig, *, media: MediaRef, max_bytes: int
+    ) -> MediaDownload:
+        return meta_api.fetch_media(
+            config, media=media, max_bytes=max_bytes, error_mapper=_error_from_response
+        )
+
+    def mark_read(self, config: ChannelConfig, *, to: str, message_id: str, typing: bool) -> None:
+        meta_api.mark_read(
+            config, message_id=message_id, typing=typing, error_mapper=_error_from_response
+        )
+
+    def stop_typing(self, config: ChannelConfig, *, to: str) -> None:
+        return None  # Meta ends the indicator when the reply goes out (or after 25 s)
+
+    def list_templates(self, config: ChannelConfig) -> Sequence[TemplateInfo]:
+        return meta_api.list_templates(config, error_mapper=_error_from_response)
 
     def _post(self, config: ChannelConfig, payload: dict[str, Any]) -> SendResult:
         if not config.external_id or not config.api_token:

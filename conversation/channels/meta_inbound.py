@@ -15,6 +15,7 @@ from conversation.channels._parsing import (
     UNSUPPORTED_PLACEHOLDER,
     bounded_id,
     bounded_phone,
+    coordinate,
     dig,
     optional_id,
     optional_list,
@@ -26,9 +27,15 @@ from conversation.channels._parsing import (
     require_str,
 )
 from conversation.channels.base import (
+    MAX_FILENAME_LENGTH,
     MAX_KIND_LENGTH,
+    MAX_LABEL,
+    MAX_MEDIA_ID_LENGTH,
+    MAX_MEDIA_URL_LENGTH,
+    MAX_MIME_LENGTH,
     MAX_NAME_LENGTH,
     InboundMessage,
+    MediaRef,
     OutboundStatus,
     RejectedEvent,
     StatusUpdate,
@@ -152,6 +159,7 @@ def _parse_message(
         kind=kind,
         reply_to=reply_to,
         channel_ref=channel_ref,
+        media=media_ref(kind, raw.get(kind)),
     )
 
 
@@ -166,7 +174,11 @@ def _content(raw: dict[str, Any]) -> tuple[str, str, str | None]:
         text = optional_str(dig(raw, "text", "body"))
         return "text", text or UNSUPPORTED_PLACEHOLDER, None
     if kind in _MEDIA_KINDS:
-        return kind, optional_str(detail.get("caption")) or placeholder(kind), None
+        caption = optional_str(detail.get("caption"))
+        filename = optional_str(detail.get("filename"))
+        if not caption and kind == "document" and filename:
+            return kind, f"{placeholder(kind)} {filename}", None
+        return kind, caption or placeholder(kind), None
     if kind == "interactive":
         reply_type = optional_str(detail.get("type"))
         title = optional_str(dig(detail, reply_type, "title")) or optional_str(
@@ -193,6 +205,41 @@ def _content(raw: dict[str, Any]) -> tuple[str, str, str | None]:
         note = optional_str(detail.get("text"))
         return "order", f"{placeholder('order')} {note}".strip(), None
     return kind, UNSUPPORTED_PLACEHOLDER, None
+
+
+def media_ref(kind: str, detail: object) -> MediaRef | None:
+    """The media (or location) a Cloud API message carries, as ``MediaRef``; None for text.
+
+    Meta sends only an id (``image.id``...): the file is fetched later through
+    ``GET /{media-id}`` (``MetaAdapter.fetch_media``). Strings are bounded to their columns.
+    """
+    if not isinstance(detail, dict):
+        return None
+    if kind == "location":
+        lat, lng = coordinate(detail.get("latitude")), coordinate(detail.get("longitude"))
+        if lat is None or lng is None:
+            return None
+        parts = (optional_str(detail.get(k)) for k in ("name", "address"))
+        label = ", ".join(p for p in parts if p)
+        return MediaRef(kind="location", latitude=lat, longitude=lng, label=label[:MAX_LABEL])
+    if kind not in _MEDIA_KINDS:
+        return None
+    media_id = optional_str(detail.get("id"))
+    return MediaRef(
+        kind=kind,
+        media_id=media_id if len(media_id) <= MAX_MEDIA_ID_LENGTH else "",
+        url=_bounded_url(detail.get("url")),
+        mime_type=optional_str(detail.get("mime_type"))[:MAX_MIME_LENGTH],
+        filename=optional_str(detail.get("filename"))[:MAX_FILENAME_LENGTH],
+        caption=optional_str(detail.get("caption")),
+        sha256=optional_str(detail.get("sha256"))[:128],
+        voice=detail.get("voice") is True,
+    )
+
+
+def _bounded_url(value: object) -> str:
+    url = optional_str(value)
+    return url if len(url) <= MAX_MEDIA_URL_LENGTH and url.startswith("https://") else ""
 
 
 def _location_text(location: dict[str, Any]) -> str:

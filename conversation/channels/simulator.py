@@ -35,10 +35,15 @@ from conversation.channels._parsing import (
 from conversation.channels.base import (
     ChannelConfig,
     InboundMessage,
+    MediaDownload,
+    MediaRef,
+    OutboundMedia,
     ParsedWebhook,
     Provider,
+    SendError,
     SendResult,
     SignatureError,
+    TemplateInfo,
     WebhookError,
 )
 
@@ -127,6 +132,33 @@ class SimulatorAdapter:
         parameters: Sequence[str],
     ) -> SendResult:
         return SendResult(provider_message_id=new_message_id(), status="delivered")
+
+    def send_media(
+        self,
+        config: ChannelConfig,
+        *,
+        to: str,
+        media: OutboundMedia,
+        last_inbound_at: datetime | None,
+        now: datetime,
+        reply_to: str | None = None,
+    ) -> SendResult:
+        return SendResult(provider_message_id=new_message_id(), status="delivered")
+
+    def fetch_media(
+        self, config: ChannelConfig, *, media: MediaRef, max_bytes: int
+    ) -> MediaDownload:
+        # The page's customer sends text only: there is never a file to fetch.
+        raise SendError("simulator: no media", retryable=False, code="not_found")
+
+    def mark_read(self, config: ChannelConfig, *, to: str, message_id: str, typing: bool) -> None:
+        return None  # the page shows no receipts
+
+    def stop_typing(self, config: ChannelConfig, *, to: str) -> None:
+        return None
+
+    def list_templates(self, config: ChannelConfig) -> Sequence[TemplateInfo]:
+        return ()
 
 
 def new_message_id() -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from conversation.channels.base import SendError
+from conversation.channels.base import SendError, too_large_error
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +61,79 @@ def post_json(
     error_mapper: ErrorMapper,
 ) -> dict[str, Any]:
     """POST ``payload`` as JSON; return the decoded 2xx body (``{}`` when it is not an object)."""
+    with _transport_errors(provider), build_client() as client:
+        response = client.post(url, headers=dict(headers), json=dict(payload))
+    return _decoded(response, provider, error_mapper)
+
+
+def post_files(
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    data: Mapping[str, str],
+    files: Mapping[str, tuple[str, bytes, str]],
+    provider: str,
+    error_mapper: ErrorMapper,
+) -> dict[str, Any]:
+    """POST a multipart form (an upload); the decoded 2xx body."""
+    with _transport_errors(provider), build_client() as client:
+        response = client.post(url, headers=dict(headers), data=dict(data), files=dict(files))
+    return _decoded(response, provider, error_mapper)
+
+
+def get_json(
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    provider: str,
+    error_mapper: ErrorMapper,
+    params: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """GET ``url``; the decoded 2xx body (``{}`` when it is not an object)."""
+    with _transport_errors(provider), build_client() as client:
+        # No ``params`` at all when none are given: an empty mapping would drop the URL's own
+        # query (a ``paging.next`` cursor).
+        extra: dict[str, Any] = {"params": dict(params)} if params else {}
+        response = client.get(url, headers=dict(headers), **extra)
+    return _decoded(response, provider, error_mapper)
+
+
+def get_bytes(
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    provider: str,
+    error_mapper: ErrorMapper,
+    max_bytes: int,
+) -> tuple[bytes, str]:
+    """GET a file, streamed and cut off past ``max_bytes`` (``SendError`` ``too_large``, never
+    a partial file); returns the content and its Content-Type."""
+    with (
+        _transport_errors(provider),
+        build_client() as client,
+        client.stream("GET", url, headers=dict(headers)) as response,
+    ):
+        if not response.is_success:
+            response.read()
+            _decoded(response, provider, error_mapper)  # raises
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            raise too_large_error(provider, max_bytes)
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > max_bytes:
+                raise too_large_error(provider, max_bytes)
+            chunks.append(chunk)
+        return b"".join(chunks), response.headers.get("Content-Type", "")
+
+
+@contextmanager
+def _transport_errors(provider: str) -> Iterator[None]:
+    """httpx's transport failures as ``SendError`` (with their retryability)."""
     try:
-        with build_client() as client:
-            response = client.post(url, headers=dict(headers), json=dict(payload))
+        yield
     except httpx.TimeoutException as exc:
         raise SendError(f"{provider}: request timed out", retryable=True, code="timeout") from exc
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
@@ -75,6 +145,9 @@ def post_json(
         raise SendError(
             f"{provider}: connection failed", retryable=True, code="connection_error"
         ) from exc
+
+
+def _decoded(response: httpx.Response, provider: str, error_mapper: ErrorMapper) -> dict[str, Any]:
     if response.is_success:
         try:
             data = response.json()

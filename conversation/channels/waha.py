@@ -26,8 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
-
+from conversation.channels import waha_api
 from conversation.channels._parsing import (
     UNSUPPORTED_PLACEHOLDER,
     bounded_id,
@@ -49,6 +48,9 @@ from conversation.channels.base import (
     MAX_PHONE_LENGTH,
     ChannelConfig,
     InboundMessage,
+    MediaDownload,
+    MediaRef,
+    OutboundMedia,
     OutboundStatus,
     ParsedWebhook,
     Provider,
@@ -57,21 +59,15 @@ from conversation.channels.base import (
     SendResult,
     SignatureError,
     StatusUpdate,
+    TemplateInfo,
     WebhookError,
     log_id,
-)
-from conversation.channels.transport import (
-    classify_status,
-    fallback_message_id,
-    json_or_empty,
-    post_json,
 )
 from conversation.channels.waha_ids import (
     IGNORED_SERVERS,
     INBOUND_ALTERNATIVES,
     OUTBOUND_ALTERNATIVES,
     chat_id_for,
-    phone_of,
     resolve_contact,
     server_of,
 )
@@ -80,7 +76,7 @@ logger = logging.getLogger(__name__)
 
 HMAC_HEADER = "X-Webhook-Hmac"
 HMAC_ALGORITHM_HEADER = "X-Webhook-Hmac-Algorithm"
-API_KEY_HEADER = "X-Api-Key"
+API_KEY_HEADER = waha_api.API_KEY_HEADER
 
 _MESSAGE_EVENTS = frozenset({"message", "message.any"})
 
@@ -206,6 +202,7 @@ class WahaAdapter:
             from_me=from_me,
             reply_to=optional_id(dig(payload, "replyTo", "id")),
             channel_ref=_session(envelope),
+            media=waha_api.media_ref(payload, kind, data_type),
         )
 
     def _parse_ack(self, payload: dict[str, Any], envelope: dict[str, Any]) -> StatusUpdate | None:
@@ -253,13 +250,7 @@ class WahaAdapter:
         reply_to: str | None = None,
     ) -> SendResult:
         # No service-window check: WAHA is WhatsApp Web, which has none.
-        base_url = config.api_base_url.strip().rstrip("/")
-        if not base_url or not config.external_id:
-            raise SendError(
-                "waha: channel needs api_base_url and a session name",
-                retryable=False,
-                code="invalid_config",
-            )
+        waha_api.base_url(config)
         if not body.strip():
             raise SendError("waha: empty message body", retryable=False, code="invalid_message")
         payload: dict[str, Any] = {
@@ -269,17 +260,36 @@ class WahaAdapter:
         }
         if reply_to:
             payload["reply_to"] = reply_to
-        headers = {"Accept": "application/json"}
-        if config.api_token:
-            headers[API_KEY_HEADER] = config.api_token
-        data = post_json(
-            f"{base_url}/api/sendText",
-            headers=headers,
-            payload=payload,
-            provider=self.provider,
-            error_mapper=_error_from_response,
+        data = waha_api.call(config, "sendText", payload)
+        return SendResult(provider_message_id=waha_api.sent_message_id(data), status="sent")
+
+    def send_media(
+        self,
+        config: ChannelConfig,
+        *,
+        to: str,
+        media: OutboundMedia,
+        last_inbound_at: datetime | None,
+        now: datetime,
+        reply_to: str | None = None,
+    ) -> SendResult:
+        return waha_api.send_media(config, to=to, media=media, reply_to=reply_to)
+
+    def fetch_media(
+        self, config: ChannelConfig, *, media: MediaRef, max_bytes: int
+    ) -> MediaDownload:
+        return waha_api.fetch_media(config, media=media, max_bytes=max_bytes)
+
+    def mark_read(self, config: ChannelConfig, *, to: str, message_id: str, typing: bool) -> None:
+        waha_api.mark_read(config, to=to, message_id=message_id, typing=typing)
+
+    def stop_typing(self, config: ChannelConfig, *, to: str) -> None:
+        waha_api.stop_typing(config, to=to)
+
+    def list_templates(self, config: ChannelConfig) -> Sequence[TemplateInfo]:
+        raise SendError(
+            "waha: WhatsApp Web has no message templates", retryable=False, code="unsupported"
         )
-        return SendResult(provider_message_id=_sent_message_id(data), status="sent")
 
     def send_template(
         self,
@@ -353,40 +363,3 @@ def _location_text(location: dict[str, Any]) -> str:
         if isinstance(lat, str | int | float) and isinstance(lng, str | int | float):
             label = f"{lat}, {lng}"
     return f"{placeholder('location')} {label}".strip()
-
-
-def _sent_message_id(data: dict[str, Any]) -> str:
-    """The id WAHA will use in ``message.ack``; response shapes differ per engine."""
-    for candidate in (
-        data.get("id"),
-        dig(data, "id", "_serialized"),  # WEBJS
-        dig(data, "_data", "id", "_serialized"),  # WEBJS, raw message
-    ):
-        if isinstance(candidate, str) and candidate:
-            return candidate
-    key = data.get("key")  # NOWEB returns the raw Baileys message: rebuild the serialized id
-    if isinstance(key, dict):
-        remote, key_id = key.get("remoteJid"), key.get("id")
-        if isinstance(remote, str) and isinstance(key_id, str) and remote and key_id:
-            phone = phone_of(remote)
-            chat = f"{phone}@c.us" if phone else remote
-            from_me = "true" if key.get("fromMe", True) is not False else "false"
-            return f"{from_me}_{chat}_{key_id}"
-    return fallback_message_id("waha")
-
-
-def _error_from_response(response: httpx.Response) -> SendError:
-    data = json_or_empty(response)
-    detail = data.get("message")
-    if isinstance(detail, list):  # NestJS validation errors
-        detail = "; ".join(str(item) for item in detail)
-    if not isinstance(detail, str) or not detail:
-        detail = dig(data, "exception", "message") or data.get("error") or response.reason_phrase
-    code, retryable = classify_status(response.status_code)
-    return SendError(
-        f"waha: HTTP {response.status_code}: {str(detail)[:300]}",
-        retryable=retryable,
-        code=code,
-        provider_code=str(response.status_code),
-        http_status=response.status_code,
-    )

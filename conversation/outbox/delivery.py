@@ -20,7 +20,14 @@ from django.utils import timezone
 
 from accounts import rls
 from conversation.channels import get_adapter
-from conversation.channels.base import ChannelConfig, OutsideServiceWindow, SendError, SendResult
+from conversation.channels.base import (
+    ChannelConfig,
+    OutboundMedia,
+    OutsideServiceWindow,
+    SendError,
+    SendResult,
+)
+from conversation.channels.media import OUTBOUND_KINDS
 from conversation.channels.transport import provider_timeout
 from conversation.dispatch import enqueue
 from conversation.models import ChannelSession, Conversation, Message
@@ -31,6 +38,7 @@ from .policy import OutboxPolicy
 log = logging.getLogger(__name__)
 
 TASK = "conversation.deliver_outbox"
+DEFAULT_TEMPLATE_LANGUAGE = "pt_BR"
 # A chain longer than this is continued by a fresh task, so one run stays short.
 MAX_PER_RUN = 50
 
@@ -42,7 +50,10 @@ def channel_config(channel: ChannelSession) -> ChannelConfig:
         api_base_url=channel.api_base_url,
         api_token=channel.api_token,
         webhook_secret=channel.webhook_secret,
-        extra={"templates": channel.templates},
+        extra={
+            "templates": channel.templates,
+            "business_account_id": channel.business_account_id,
+        },
     )
 
 
@@ -89,12 +100,28 @@ def _send(message: Message, policy: OutboxPolicy) -> SendResult | SendError:
     try:
         with provider_timeout(policy.provider_timeout_s):
             if message.template_name:
+                language, parameters = template_call(message)
                 return adapter.send_template(
                     config,
                     to=conversation.contact.phone,
                     template_name=message.template_name,
-                    language="pt_BR",
-                    parameters=[message.body] if message.body else [],
+                    language=language,
+                    parameters=parameters,
+                )
+            if message.kind in OUTBOUND_KINDS and (message.media_url or message.media_file):
+                return adapter.send_media(
+                    config,
+                    to=conversation.contact.phone,
+                    media=OutboundMedia(
+                        kind=message.kind,
+                        url=message.media_url,
+                        caption=message.body,
+                        filename=message.media_filename,
+                        mime_type=message.media_mime,
+                        content=_uploaded(message),
+                    ),
+                    last_inbound_at=conversation.last_inbound_at,
+                    now=timezone.now(),
                 )
             return adapter.send_text(
                 config,
@@ -110,6 +137,33 @@ def _send(message: Message, policy: OutboxPolicy) -> SendResult | SendError:
         # retryable failure (backoff, then the horizon) and keep the traceback.
         log.exception("outbound adapter error", extra={"message_id": str(message.pk)})
         return SendError("adapter error", retryable=True, code="adapter_error")
+
+
+def _uploaded(message: Message) -> bytes:
+    """The bytes of a file staff uploaded (storage, not the database); b"" for a link."""
+    if message.media_url or not message.media_file:
+        return b""
+    with message.media_file.open("rb") as handle:
+        return bytes(handle.read())
+
+
+def template_call(message: Message) -> tuple[str, list[str]]:
+    """The language and body parameters a template message is sent with.
+
+    A message queued with its own language carries its parameters (``template_params``); an
+    older one (the cases' follow-ups: a name and one text) takes the language of the channel's
+    template of that name, else ``pt_BR``, and its body as the one parameter."""
+    if message.template_language:
+        return message.template_language, [str(p) for p in message.template_params or []]
+    named = [
+        e
+        for e in message.channel.templates or []
+        if isinstance(e, dict) and e.get("name") == message.template_name
+    ]
+    # The entry chosen for a purpose wins when the name exists in several languages.
+    entry = next((e for e in named if e.get("purpose")), named[0] if named else {})
+    language = str(entry.get("language") or "").strip() or DEFAULT_TEMPLATE_LANGUAGE
+    return language, [message.body] if message.body else []
 
 
 def _record(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.services import audit_log_write
+from conversation.channels._parsing import clean_text
 from conversation.dispatch import enqueue
 from conversation.models import (
     ChannelSession,
@@ -58,9 +60,17 @@ def outbound_enqueue(
     script_id: str = "",
     script_version: str = "",
     template_name: str = "",
+    template_language: str = "",
+    template_params: Sequence[str] = (),
+    kind: str = "text",
+    media: Mapping[str, Any] | None = None,
 ) -> Message:
     """Store an outbound message at the tail of the conversation's chain and schedule the
-    chain's delivery after commit (the sweeper re-drives it if that task is lost)."""
+    chain's delivery after commit (the sweeper re-drives it if that task is lost).
+
+    ``kind``/``media``: a file sent by link (``conversation.outbox.media``); ``template_*``:
+    a template with its own language and body parameters (``conversation.outbox.templates``).
+    """
     now = timezone.now()
     message = Message.objects.create(
         organization_id=conversation.organization_id,
@@ -68,13 +78,19 @@ def outbound_enqueue(
         channel_id=conversation.channel_id,
         direction=Direction.OUTBOUND,
         sender_kind=sender_kind,
-        body=body,
+        # A model may emit NUL or a lone surrogate: PostgreSQL cannot store them, and the
+        # customer would never see them either.
+        body=clean_text(body),
         status=MessageStatus.QUEUED,
         turn=turn,
         sent_by=sent_by,
         script_id=script_id,
         script_version=script_version,
         template_name=template_name,
+        template_language=template_language,
+        template_params=list(template_params),
+        kind=kind,
+        **dict(media or {}),
         queued_at=chain_position(now),
         retry_until=now + OutboxPolicy.current().horizon,
     )

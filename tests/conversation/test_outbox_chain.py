@@ -226,3 +226,13 @@ def test_a_send_whose_echo_was_stored_first_still_ends_sent(
             reply = outbox.outbound_enqueue(conversation=conversation, body="oi", sender_kind="ai")
     reply.refresh_from_db()
     assert (reply.status, reply.provider_message_id) == ("sent", "")
+
+
+def test_a_reply_with_nul_or_a_lone_surrogate_is_stored_clean(world):
+    # PostgreSQL cannot store NUL in text; a model's odd output must not break the turn.
+    conversation = waha_conversation(waha_channel(world.org_a))
+    reply = outbox.outbound_enqueue(
+        conversation=conversation, body="ol\x00á \ud800fim", sender_kind="ai"
+    )
+    reply.refresh_from_db()
+    assert reply.body == "olá \ufffdfim"

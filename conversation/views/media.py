@@ -1,0 +1,274 @@
+"""Pages: a message's file through our own proxy, a file or a template sent by staff, and a
+Meta channel's templates (admin).
+
+The proxy (``message_media``) is the only way a browser gets a customer's file: the
+provider's URL and token stay on the server (``conversation.outbox.media``). Files the
+browser can show (pictures, audio, video) are served inline; anything else as an attachment
+with ``nosniff`` and a sandboxing CSP, so a file never runs as a page of ours.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import FileResponse, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts.access import access, role_required
+from conversation.channels.media import served_inline
+from conversation.models import ChannelSession, Conversation, Message, Provider, SenderKind
+from conversation.outbox import media as outbox_media
+from conversation.outbox import templates as outbox_templates
+from conversation.views._common import PageRequest, _page
+
+_UNAVAILABLE = {
+    "no_media": (404, gettext_lazy("Esta mensagem não tem arquivo.")),
+    "not_found": (404, gettext_lazy("O provedor não tem mais este arquivo (pode ter expirado).")),
+    "too_large": (413, gettext_lazy("O arquivo passa do tamanho máximo permitido.")),
+    "auth_failed": (502, gettext_lazy("O provedor recusou as credenciais do canal.")),
+    "unreachable": (
+        502,
+        gettext_lazy("Não foi possível buscar o arquivo no provedor. Tente de novo."),
+    ),
+}
+_TEMPLATE_ERRORS = {
+    "unsupported": gettext_lazy("Este provedor não tem modelos de mensagem."),
+    "invalid_config": gettext_lazy(
+        "Informe o ID da conta do WhatsApp Business e o token do canal."
+    ),
+    "auth_failed": gettext_lazy("A Meta recusou o token do canal."),
+    "rejected": gettext_lazy(
+        "A Meta recusou o pedido (confira o ID da conta do WhatsApp Business)."
+    ),
+    "unreachable": gettext_lazy("Não foi possível falar com a Meta. Tente de novo."),
+    "invalid_purpose": gettext_lazy("Finalidade inválida."),
+    "unknown_template": gettext_lazy("Modelo não encontrado neste canal: sincronize os modelos."),
+    "not_approved": gettext_lazy("Só modelos aprovados pela Meta podem ser usados."),
+    "wrong_parameters": gettext_lazy("Preencha todos os parâmetros do modelo."),
+}
+
+
+def _template_error(code: str) -> str:
+    return str(_TEMPLATE_ERRORS.get(code, _TEMPLATE_ERRORS["unreachable"]))
+
+
+def _template_key(value: str) -> tuple[str, str]:
+    """``"name|language"`` (the select's value) -> (name, language)."""
+    name, _sep, language = value.partition("|")
+    if not name.strip() or not language.strip():
+        raise forms.ValidationError(gettext_lazy("Escolha um modelo."))
+    return name.strip(), language.strip()
+
+
+# What staff may upload: what WhatsApp accepts as an image or a document.
+UPLOAD_TYPES = frozenset(
+    {
+        "image/jpeg",
+        "image/png",
+        "application/pdf",
+        "text/plain",
+        "application/msword",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/vnd.ms-excel",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    }
+)
+
+
+class MediaSendForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=[("image", gettext_lazy("Imagem")), ("document", gettext_lazy("Documento"))]
+    )
+    url = forms.URLField(max_length=1000, assume_scheme="https", required=False)
+    file = forms.FileField(required=False)
+    caption = forms.CharField(max_length=1024, required=False)
+    filename = forms.CharField(max_length=200, required=False)
+
+    def clean_url(self) -> str:
+        url = str(self.cleaned_data.get("url") or "")
+        if url and not url.startswith("https://"):
+            raise forms.ValidationError(gettext_lazy("O link precisa começar com https://."))
+        return url
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data.get("file")
+        if upload is None:
+            return None
+        if upload.size > outbox_media.max_bytes():
+            raise forms.ValidationError(gettext_lazy("O arquivo passa do tamanho máximo."))
+        if (upload.content_type or "").split(";")[0].strip().lower() not in UPLOAD_TYPES:
+            raise forms.ValidationError(gettext_lazy("Tipo de arquivo não aceito."))
+        return upload
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not self.errors and not data.get("url") and data.get("file") is None:
+            raise forms.ValidationError(gettext_lazy("Envie um arquivo ou informe o link."))
+        return data
+
+
+class TemplateSendForm(forms.Form):
+    template = forms.CharField(max_length=140)
+    parameters = forms.CharField(required=False, widget=forms.Textarea)
+
+    def clean_template(self) -> tuple[str, str]:
+        return _template_key(self.cleaned_data["template"])
+
+    def clean_parameters(self) -> list[str]:
+        # One parameter per line, in the template's order.
+        text = str(self.cleaned_data.get("parameters") or "")
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class TemplatePurposeForm(forms.Form):
+    PURPOSE_LABELS = (
+        ("", gettext_lazy("— nenhuma —")),
+        ("follow_up", gettext_lazy("Acompanhamento de caso (fora da janela de 24 h)")),
+        ("case_notice", gettext_lazy("Aviso de caso para a equipe")),
+        ("reengage", gettext_lazy("Retomar conversa")),
+    )
+    template = forms.CharField(max_length=140)
+    purpose = forms.ChoiceField(choices=PURPOSE_LABELS, required=False)
+
+    def clean_template(self) -> tuple[str, str]:
+        return _template_key(self.cleaned_data["template"])
+
+
+@role_required("viewer")
+@require_GET
+def message_media(request: PageRequest, message_id: uuid.UUID) -> HttpResponse:
+    message = access(Message.objects.select_related("channel"), request.membership, pk=message_id)
+    try:
+        stored = outbox_media.message_media_fetch(message=message)
+    except outbox_media.MediaUnavailable as exc:
+        status, text = _UNAVAILABLE.get(exc.code, _UNAVAILABLE["unreachable"])
+        if exc.code == "no_media":
+            # A link to a message with no file (a text, an outbound link): back to its page.
+            messages.info(request, str(text))
+            url = reverse("conversation:conversation_detail", args=[message.conversation_id])
+            return redirect(f"{url}#msg-{message.pk}")
+        return HttpResponse(str(text), status=status, content_type="text/plain; charset=utf-8")
+    inline = served_inline(stored.mime_type)
+    response = FileResponse(
+        message.media_file.open("rb"),
+        content_type=stored.mime_type if inline else "application/octet-stream",
+        as_attachment=not inline,
+        filename=stored.filename,
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    # Not kept by the browser: an erased contact's file must not outlive the erasure there.
+    response["Cache-Control"] = "private, no-store"
+    return response  # type: ignore[return-value]  # a streaming response; role_required wants HttpResponse
+
+
+@role_required("agent")
+@require_POST
+def conversation_send_media(request: PageRequest, conversation_id: uuid.UUID) -> HttpResponse:
+    conversation = _conversation(request, conversation_id)
+    form = MediaSendForm(request.POST, request.FILES)
+    if form.is_valid():
+        data = form.cleaned_data
+        outbox_media.outbound_media_enqueue(
+            conversation=conversation,
+            kind=data["kind"],
+            url=data["url"],
+            upload=data["file"],
+            caption=data["caption"],
+            filename=data["filename"],
+            sender_kind=SenderKind.HUMAN,
+            actor=request.user,
+        )
+        messages.success(request, _("Arquivo na fila de envio."))
+    else:
+        errors = [str(e) for field_errors in form.errors.values() for e in field_errors]
+        messages.error(request, " ".join(errors) or _("Arquivo inválido."))
+    return redirect("conversation:conversation_detail", conversation_id=conversation.pk)
+
+
+@role_required("agent")
+@require_POST
+def conversation_send_template(request: PageRequest, conversation_id: uuid.UUID) -> HttpResponse:
+    conversation = _conversation(request, conversation_id)
+    form = TemplateSendForm(request.POST)
+    if form.is_valid():
+        name, language = form.cleaned_data["template"]
+        try:
+            outbox_templates.template_message_send(
+                conversation=conversation,
+                actor=request.user,
+                name=name,
+                language=language,
+                parameters=form.cleaned_data["parameters"],
+            )
+        except outbox_templates.TemplateError as exc:
+            messages.error(request, _template_error(exc.code))
+        else:
+            messages.success(request, _("Modelo na fila de envio."))
+    else:
+        messages.error(request, _("Escolha um modelo."))
+    return redirect("conversation:conversation_detail", conversation_id=conversation.pk)
+
+
+@role_required("admin")
+@require_http_methods(["GET", "POST"])
+def channel_templates(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
+    channel = access(ChannelSession.objects.all(), request.membership, pk=channel_id)
+    if request.method == "POST":
+        form = TemplatePurposeForm(request.POST)
+        if form.is_valid():
+            name, language = form.cleaned_data["template"]
+            try:
+                outbox_templates.channel_template_purpose_set(
+                    channel=channel,
+                    actor=request.user,
+                    name=name,
+                    language=language,
+                    purpose=form.cleaned_data["purpose"],
+                )
+            except outbox_templates.TemplateError as exc:
+                messages.error(request, _template_error(exc.code))
+            else:
+                messages.success(request, _("Finalidade do modelo salva."))
+        else:
+            messages.error(request, _("Escolha um modelo e uma finalidade válidos."))
+        return redirect("conversation:channel_templates", channel_id=channel.pk)
+    context = {
+        "channel": channel,
+        "templates": outbox_templates.templates_of(channel),
+        "purposes": TemplatePurposeForm.PURPOSE_LABELS,
+        "is_meta": channel.provider == Provider.META,
+    }
+    return _page(request, "conversation/channels_templates.html", context)
+
+
+@role_required("admin")
+@require_POST
+def channel_templates_sync(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
+    channel = access(ChannelSession.objects.all(), request.membership, pk=channel_id)
+    try:
+        result = outbox_templates.channel_templates_sync(channel=channel, actor=request.user)
+    except outbox_templates.TemplateError as exc:
+        messages.error(request, _template_error(exc.code))
+    else:
+        messages.success(
+            request,
+            _("Modelos sincronizados: %(total)d (%(added)d novos, %(removed)d removidos).")
+            % {"total": result.total, "added": result.added, "removed": result.removed},
+        )
+    return redirect("conversation:channel_templates", channel_id=channel.pk)
+
+
+def _conversation(request: PageRequest, conversation_id: uuid.UUID) -> Conversation:
+    return access(
+        Conversation.objects.select_related("channel", "contact"),
+        request.membership,
+        pk=conversation_id,
+    )
