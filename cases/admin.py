@@ -25,6 +25,7 @@ from cases.models import (
     CaseNoticeAttempt,
     CaseNotificationSettings,
     CaseReminder,
+    StaffNumber,
 )
 
 SETTINGS_FIELDS = (
@@ -46,10 +47,10 @@ class CaseEventInline(ReadOnlyInline, admin.TabularInline):
 @admin.register(Case)
 class CaseAdmin(ReadOnlyAdmin):
     list_display = ["title", "organization", "status", "source", "lead_unresponsive", "opened_at"]
-    list_filter = ["status", "source", "lead_unresponsive", "organization"]
+    list_filter = ["status", "source", "lead_unresponsive", "attention", "organization"]
     list_select_related = ["organization"]
     search_fields = ["title", "summary"]
-    raw_id_fields = ["conversation", "lead", "agent"]
+    raw_id_fields = ["conversation", "lead", "agent", "assigned_to"]
     inlines = [CaseEventInline]
 
 
@@ -145,3 +146,12 @@ class CaseNoticeAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "status"]
     list_select_related = ["case"]
     inlines = [CaseNoticeAttemptInline]
+
+
+@admin.register(StaffNumber)
+class StaffNumberAdmin(ReadOnlyAdmin):
+    """Read-only: numbers are set on the notifications page (``services.staff_number_set``,
+    audited, and it keeps the organization's copy the turn reads)."""
+
+    list_display = ["phone", "membership", "organization", "created_at"]
+    list_select_related = ["membership__user", "organization"]

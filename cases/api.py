@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import IsAuthenticated
@@ -25,6 +26,7 @@ from accounts.api_errors import ApiError, Conflict
 from cases import selectors, services
 from cases.models import Case
 from cases.serializers import (
+    CaseAssignInput,
     CaseDetailOutput,
     CaseDetailResponse,
     CaseListItemOutput,
@@ -47,11 +49,11 @@ class _CaseApi(APIView):
     write_role = "agent"
 
     def case(self, request: Request, case_id: uuid.UUID) -> Case:
-        queryset = Case.objects.select_related("lead", "conversation")
+        queryset = Case.objects.select_related("lead", "conversation", "assigned_to")
         return access(queryset, api_membership(request), pk=case_id)
 
     def detail(self, case: Case) -> Response:
-        events = selectors.case_detail(case).events
+        events = selectors.case_events(case)
         return Response({"data": CaseDetailOutput(case, context={"events": events}).data})
 
 
@@ -66,6 +68,12 @@ class CaseListApi(_CaseApi):
                 enum=list(selectors.FILTERS),
                 description="Filtro (padrão: abertos).",
             ),
+            OpenApiParameter(
+                "resp",
+                str,
+                enum=list(selectors.ASSIGNEE_FILTERS),
+                description="Responsável: todas (padrão), minhas, sem-responsavel.",
+            ),
             OpenApiParameter("page", int),
         ],
         responses={200: CaseListResponse, 401: ERRORS[401], 403: ERRORS[403]},
@@ -78,7 +86,16 @@ class CaseListApi(_CaseApi):
                 code="validation_error",
                 status_code=422,
             )
-        rows = selectors.case_list(api_membership(request), filter_key=key)
+        assignee = request.query_params.get("resp") or selectors.DEFAULT_ASSIGNEE_FILTER
+        if assignee not in selectors.ASSIGNEE_FILTERS:
+            raise ApiError(
+                f"Responsável desconhecido: use um de {', '.join(selectors.ASSIGNEE_FILTERS)}.",
+                code="validation_error",
+                status_code=422,
+            )
+        # Constant queries for any page size (pinned in tests): the paginator's COUNT and
+        # the page's rows with customer, channel and assignee joined.
+        rows = selectors.case_list(api_membership(request), filter_key=key, assignee_key=assignee)
         page = Paginator(rows, API_PAGE_SIZE).get_page(request.query_params.get("page"))
         return Response(
             {
@@ -125,6 +142,39 @@ class CaseReplyApi(_CaseApi):
             )
         except services.IllegalTransition as exc:
             raise Conflict(exc.message, code=exc.code) from exc
+        except services.CaseError as exc:
+            raise ApiError(exc.message, code=exc.code, status_code=422) from exc
+        return self.detail(self.case(request, case_id))
+
+
+class CaseAssignApi(_CaseApi):
+    @extend_schema(
+        tags=TAGS,
+        operation_id="ai_cases_assign",
+        request=CaseAssignInput,
+        responses={
+            200: CaseDetailResponse,
+            **ERRORS,
+            422: OpenApiResponse(description="Não é um atendente desta organização."),
+        },
+    )
+    def post(self, request: Request, case_id: uuid.UUID) -> Response:
+        case = self.case(request, case_id)
+        data = CaseAssignInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        assignee_id = data.validated_data["assignee_id"]
+        # Only members are found; any other id gets the same 422 as a non-member.
+        assignee = (
+            get_user_model().objects.filter(pk=assignee_id).first()
+            if assignee_id is not None
+            else None
+        )
+        if assignee_id is not None and assignee is None:
+            raise ApiError(
+                "Escolha um atendente desta organização.", code="invalid_input", status_code=422
+            )
+        try:
+            services.case_assign(case=case, actor=request.user, assignee=assignee)
         except services.CaseError as exc:
             raise ApiError(exc.message, code=exc.code, status_code=422) from exc
         return self.detail(self.case(request, case_id))

@@ -9,4 +9,5 @@ urlpatterns = [
     path("cases", api.CaseListApi.as_view(), name="cases"),
     path("cases/<uuid:case_id>", api.CaseDetailApi.as_view(), name="case"),
     path("cases/<uuid:case_id>/reply", api.CaseReplyApi.as_view(), name="reply"),
+    path("cases/<uuid:case_id>/assign", api.CaseAssignApi.as_view(), name="assign"),
 ]

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.auth import get_user_model
 from django.core.validators import RegexValidator
 from django.utils.translation import gettext_lazy as _
 
+from accounts.models import Membership, Role
 from cases.models import CaseNotificationSettings, HumanAction
 from conversation.models import ChannelSession
 
@@ -79,10 +81,74 @@ class NotificationSettingsForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("whatsapp_enabled") and not (
-            data.get("whatsapp_phone") and data.get("whatsapp_channel")
-        ):
+        # On by default: the notice waits for both fields; one without the other is a slip.
+        if bool(data.get("whatsapp_phone")) != bool(data.get("whatsapp_channel")):
             raise forms.ValidationError(
                 _("Para avisar no WhatsApp, informe o número da equipe e o canal que envia.")
             )
         return data
+
+
+class _MemberChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return str(obj.get_full_name() or obj.get_username())
+
+
+# The roles that answer cases (and so can be made responsible for one).
+ANSWERING_ROLES = (Role.AGENT, Role.MANAGER, Role.ADMIN)
+
+
+def answering_users(organization_id: Any) -> Any:
+    return (
+        get_user_model()
+        .objects.filter(
+            memberships__organization_id=organization_id, memberships__role__in=ANSWERING_ROLES
+        )
+        .order_by("first_name", "username")
+    )
+
+
+class CaseAssignForm(forms.Form):
+    """Who answers the case: one of the organization's answering members, or the team."""
+
+    assignee = _MemberChoice(
+        label=_("Responsável"),
+        queryset=get_user_model().objects.none(),
+        required=False,
+        empty_label=_("— a equipe (sem responsável) —"),
+    )
+
+    def __init__(self, *args: Any, organization_id: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assignee"].queryset = answering_users(organization_id)  # type: ignore[attr-defined]
+
+
+class _MembershipChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        user = obj.user
+        return f"{user.get_full_name() or user.get_username()} ({obj.get_role_display()})"
+
+
+class StaffNumberForm(forms.Form):
+    """A member's staff number (empty removes it)."""
+
+    membership = _MembershipChoice(
+        label=_("Membro da equipe"),
+        queryset=Membership.objects.none(),
+        empty_label=_("— escolha um membro —"),
+        error_messages={"required": _("Escolha um membro da equipe.")},
+    )
+    phone = forms.CharField(
+        label=_("Número no WhatsApp"),
+        required=False,
+        max_length=20,
+        help_text=_("Com DDI e DDD, só números. Vazio remove o número do membro."),
+    )
+
+    def __init__(self, *args: Any, organization_id: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["membership"].queryset = (  # type: ignore[attr-defined]
+            Membership.objects.filter(organization_id=organization_id, role__in=ANSWERING_ROLES)
+            .select_related("user")
+            .order_by("user__username")
+        )

@@ -49,6 +49,9 @@ class CaseEventKind(models.TextChoices):
     LEAD_ASKED = "lead_asked", _("Cliente foi perguntado")
     LEAD_PROVIDED = "lead_provided", _("Cliente respondeu")
     LEAD_UNRESPONSIVE = "lead_unresponsive", _("Cliente sem resposta")
+    # The watcher brought the case back to the team (``metadata.reason``: an AttentionReason).
+    STALLED = "stalled", _("Voltou para a equipe")
+    ASSIGNED = "assigned", _("Responsável alterado")
     RESOLVED = "resolved", _("Resolvido")
     ESCALATED = "escalated", _("Escalado")
     CANCELLED = "cancelled", _("Cancelado")
@@ -65,6 +68,16 @@ class HumanAction(models.TextChoices):
     RESOLVED = "resolved", _("Concluí ✓")
     NEED_LEAD_INFO = "need_lead_info", _("Preciso de info do cliente")
     ESCALATE = "escalate", _("Não consigo → escalar")
+
+
+class AttentionReason(models.TextChoices):
+    """Why a case is back in the team's queue outside the normal path (the stale-case watcher
+    and the follow-ups set it; the next answer of the team clears it)."""
+
+    NONE = "", _("—")
+    LEAD_UNRESPONSIVE = "lead_unresponsive", _("o cliente não respondeu aos follow-ups")
+    LEAD_ANSWERED = "lead_answered", _("o cliente respondeu, mas a IA não devolveu a resposta")
+    RELAY_NOT_DELIVERED = "relay_not_delivered", _("o cliente não recebeu a resposta da equipe")
 
 
 class Case(TenantModel):
@@ -87,6 +100,18 @@ class Case(TenantModel):
     source = models.CharField(max_length=24, choices=CaseSource.choices, default=CaseSource.AGENT)
     followup_attempts = models.PositiveSmallIntegerField(default=0)
     lead_unresponsive = models.BooleanField(_("cliente sem resposta"), default=False)
+    attention = models.CharField(
+        _("atenção"), max_length=24, choices=AttentionReason.choices, blank=True, default=""
+    )
+    # A member of the case's organization, or nobody (the team); set by ``case_assign``.
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assigned_cases",
+        verbose_name=_("responsável"),
+    )
     # What the team last asked the customer (need_lead_info), for follow-ups and the model.
     lead_request = models.TextField(blank=True)
     # The per-wait clock: when the current wait (for the team or the customer) began.
@@ -112,6 +137,9 @@ class Case(TenantModel):
         constraints = [
             choice_check("status", CaseStatus, "case_status_valid"),
             choice_check("source", CaseSource, "case_source_valid"),
+            models.CheckConstraint(
+                condition=Q(attention__in=AttentionReason.values), name="case_attention_valid"
+            ),
             # closed_at is set exactly when the case reaches a terminal state.
             models.CheckConstraint(
                 condition=(
@@ -134,6 +162,7 @@ class Case(TenantModel):
                 fields=["organization", "status", "-closed_at", "id"], name="case_org_status_closed"
             ),
             models.Index(fields=["organization", "lead"], name="case_lead_idx"),
+            models.Index(fields=["organization", "assigned_to"], name="case_assignee_idx"),
             models.Index(fields=["conversation", "status"], name="case_conv_status"),
         ]
         verbose_name = _("caso")
@@ -293,7 +322,8 @@ class CaseNotificationSettings(TenantModel):
         _("cobrar depois de (horas)"), default=24
     )
     reminder_count = models.PositiveSmallIntegerField(_("quantidade de cobranças"), default=3)
-    whatsapp_enabled = models.BooleanField(_("avisar no WhatsApp da equipe"), default=False)
+    # On by default: the notice goes out as soon as the team's number and channel are set.
+    whatsapp_enabled = models.BooleanField(_("avisar no WhatsApp da equipe"), default=True)
     whatsapp_phone = models.CharField(_("número da equipe"), max_length=32, blank=True)
     whatsapp_channel = models.ForeignKey(
         ChannelSession,
@@ -330,6 +360,7 @@ class CaseNotificationSettings(TenantModel):
 class NoticeKind(models.TextChoices):
     CASE_OPENED = "case_opened", _("Caso aberto")
     LEAD_PROVIDED = "lead_provided", _("Cliente respondeu")
+    BACK_TO_TEAM = "back_to_team", _("Voltou para a equipe")
 
 
 class NoticeStatus(models.TextChoices):
@@ -389,3 +420,23 @@ class CaseNoticeAttempt(TenantModel):
 
     def __str__(self) -> str:
         return f"{self.notice_id} #{self.number} {self.outcome}"
+
+
+class StaffNumber(TenantModel):
+    """A member's own WhatsApp number: a message from it answers cases (§9, "responder pelo
+    WhatsApp") as that member, with the member's role. Never a customer's conversation."""
+
+    membership = models.OneToOneField(
+        "accounts.Membership", on_delete=models.CASCADE, related_name="staff_number"
+    )
+    phone = models.CharField(_("número no WhatsApp"), max_length=32)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "phone"], name="uniq_staff_phone_org"),
+        ]
+        verbose_name = _("número da equipe")
+        verbose_name_plural = _("números da equipe")
+
+    def __str__(self) -> str:
+        return f"{self.phone} ({self.membership_id})"

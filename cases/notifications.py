@@ -1,7 +1,10 @@
-"""Telling the team outside the screen (human-cases §9): the opt-in WhatsApp notice.
+"""Telling the team outside the screen (human-cases §9): the WhatsApp notice, on by default
+once the organization has a team number and a channel that sends it.
 
-One notice per case event (``CaseNotice.event`` is unique): when a case opens, and each
-time the customer answers what the team asked. Every delivery attempt is logged
+One notice per case event (``CaseNotice.event`` is unique): when a case opens, each time
+the customer answers what the team asked, and when a case comes back to the team's queue
+(the customer stopped answering; the AI did not bring an answer back). Every notice says
+how to answer from WhatsApp (``cases.staff_replies``). Every delivery attempt is logged
 (``CaseNoticeAttempt``). The notice goes out of business hours on purpose — the window
 protects the customer; the team is internal.
 
@@ -45,6 +48,19 @@ NOTICE_TEMPLATE_PURPOSE = "case_notice"
 KIND_OF_EVENT = {
     CaseEventKind.OPENED: NoticeKind.CASE_OPENED,
     CaseEventKind.LEAD_PROVIDED: NoticeKind.LEAD_PROVIDED,
+    # The case came back to the team's queue (issue 12: no case waits unseen).
+    CaseEventKind.LEAD_UNRESPONSIVE: NoticeKind.BACK_TO_TEAM,
+    CaseEventKind.STALLED: NoticeKind.BACK_TO_TEAM,
+}
+# How to answer from WhatsApp (``cases.staff_replies``), at the end of every notice.
+ANSWER_HOWTO = (
+    "Para responder daqui (do seu número cadastrado): #{ref} 1 texto = concluí · "
+    "#{ref} 2 texto = preciso de info do cliente · #{ref} 3 texto = escalar."
+)
+BACK_TO_TEAM_WHY = {
+    "lead_unresponsive": "o cliente não respondeu aos lembretes",
+    "lead_answered": "o cliente respondeu, mas a IA não devolveu a resposta ao caso",
+    "relay_not_delivered": "a pergunta da equipe não chegou ao cliente",
 }
 
 
@@ -58,12 +74,18 @@ def notice_text(event: CaseEvent) -> str:
     case = event.case
     contact = case.lead
     who = (contact.name or contact.phone) if contact else "cliente"
+    howto = ANSWER_HOWTO.format(ref=case.short_id)
     if event.kind == CaseEventKind.OPENED:
-        return f"Novo caso #{case.short_id} ({who}): {case.title}. Responda em Retaguarda › Casos."
-    return (
-        f"O cliente respondeu no caso #{case.short_id} ({case.title}): "
-        f"{' '.join(event.body.split())[:300]} — responda em Retaguarda › Casos."
-    )
+        head = f"Novo caso #{case.short_id} ({who}): {case.title}."
+    elif event.kind == CaseEventKind.LEAD_PROVIDED:
+        head = (
+            f"O cliente respondeu no caso #{case.short_id} ({case.title}): "
+            f"{' '.join(event.body.split())[:300]}"
+        )
+    else:
+        why = BACK_TO_TEAM_WHY.get(str(event.metadata.get("reason", "")), "ele está parado")
+        head = f"O caso #{case.short_id} ({who}: {case.title}) voltou para a equipe: {why}."
+    return f"{head} Responda em Retaguarda › Casos. {howto}"
 
 
 def notice_deliver(event_id: str, *, now: Any = None) -> NoticeOutcome:
@@ -79,7 +101,8 @@ def notice_deliver(event_id: str, *, now: Any = None) -> NoticeOutcome:
     if event.metadata.get("fora_da_fronteira"):
         return NoticeOutcome("")
     config = notification_settings_for(event.organization_id)
-    if not config.whatsapp_enabled:
+    if not (config.whatsapp_enabled and config.whatsapp_phone and config.whatsapp_channel_id):
+        # On by default, but only once the team's number and channel are set.
         return NoticeOutcome("")
     notice = _notice_for(event, config)
     now = now or timezone.now()

@@ -56,7 +56,9 @@ def turn_agent(reply: CaseReply, conversation: Conversation) -> AgentConfig:
     if reply.case.agent_id is not None:
         agent = load_published_agent_config_by_id(conversation.organization_id, reply.case.agent_id)
     agent = agent or load_published_agent_config(conversation.channel)
-    return agent or generic_agent_config(conversation.organization.name)
+    return agent or generic_agent_config(
+        conversation.organization.name, conversation.organization.settings
+    )
 
 
 def reentry_block(reply: CaseReply, *, relay: bool) -> str:

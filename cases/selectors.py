@@ -7,9 +7,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from django.db.models import Count, F, QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Membership
 from cases.models import (
@@ -23,9 +25,19 @@ from cases.models import (
     CaseReminder,
     CaseStatus,
     FollowUpStatus,
+    HumanAction,
     ReminderStatus,
 )
-from conversation.models import Conversation, Message
+from conversation.models import (
+    Conversation,
+    Direction,
+    Message,
+    MessageStatus,
+    SenderKind,
+    TriggerKind,
+    Turn,
+    TurnStatus,
+)
 
 # The inbox filters ("tabs"): a key → the statuses it shows.
 FILTERS: dict[str, tuple[str, ...]] = {
@@ -37,6 +49,9 @@ FILTERS: dict[str, tuple[str, ...]] = {
     "cancelados": (CaseStatus.CANCELLED,),
 }
 DEFAULT_FILTER = "abertos"
+# Whose cases ("Minhas / Sem responsável / Todas"): a key → how it filters.
+ASSIGNEE_FILTERS = ("todas", "minhas", "sem-responsavel")
+DEFAULT_ASSIGNEE_FILTER = "todas"
 SNAPSHOT_MESSAGES = 10
 FOLLOW_UP_TEMPLATE_PURPOSE = "follow_up"
 
@@ -48,30 +63,45 @@ def notification_settings_for(organization_id: uuid.UUID | Any) -> CaseNotificat
     return row or CaseNotificationSettings(organization_id=org_id)
 
 
-def case_list(membership: Membership, *, filter_key: str = DEFAULT_FILTER) -> QuerySet[Case]:
+def case_list(
+    membership: Membership,
+    *,
+    filter_key: str = DEFAULT_FILTER,
+    assignee_key: str = DEFAULT_ASSIGNEE_FILTER,
+) -> QuerySet[Case]:
     """The inbox rows of one filter. One query per page (plus the paginator's COUNT):
-    the customer and channel come joined; the fired-reminder count is a column of the
-    current wait, computed in the same query."""
+    the customer, channel and assignee come joined."""
     statuses = FILTERS.get(filter_key, FILTERS[DEFAULT_FILTER])
     rows = Case.objects.filter(organization_id=membership.organization_id)
     if set(statuses) == set(OPEN_STATUSES):
         rows = rows.filter(open_flag=1)  # served in order by case_open_idx
     else:
         rows = rows.filter(status__in=statuses)
-    rows = rows.select_related("lead", "conversation__channel").only(
+    if assignee_key == "minhas":
+        rows = rows.filter(assigned_to_id=membership.user_id)
+    elif assignee_key == "sem-responsavel":
+        rows = rows.filter(assigned_to__isnull=True)
+    rows = rows.select_related("lead", "conversation__channel", "assigned_to").only(
         "id",
         "organization_id",
         "status",
         "title",
         "source",
         "lead_unresponsive",
+        "attention",
+        "followup_attempts",
         "waiting_since",
         "opened_at",
         "closed_at",
+        "lead__id",
         "lead__name",
         "lead__phone",
         "conversation__id",
         "conversation__channel__name",
+        "assigned_to__id",
+        "assigned_to__username",
+        "assigned_to__first_name",
+        "assigned_to__last_name",
     )
     if all(s in OPEN_STATUSES for s in statuses):
         # Oldest wait first: the case that has waited longest is the next to answer.
@@ -115,6 +145,89 @@ def awaiting_human_count(membership: Membership) -> int:
     ).count()
 
 
+class RelayState(StrEnum):
+    """Whether the customer got the team's answer (the relay turn and its messages)."""
+
+    PENDING = "pending"  # the turn has not run yet, or waits to retry the model
+    QUEUED = "queued"  # written, in the outbox
+    SENT = "sent"
+    DELIVERED = "delivered"
+    NOT_DELIVERED = "not_delivered"  # the turn ended without an AI message, or it failed
+
+
+RELAY_LABELS = {
+    RelayState.PENDING: _("A IA ainda não repassou a sua resposta ao cliente (tentando)."),
+    RelayState.QUEUED: _("A resposta da IA ao cliente está na fila de envio."),
+    RelayState.SENT: _("A IA repassou a sua resposta; o WhatsApp ainda não confirmou a entrega."),
+    RelayState.DELIVERED: _("O cliente recebeu a resposta da IA."),
+    RelayState.NOT_DELIVERED: _(
+        "O cliente NÃO recebeu a sua resposta: a IA não conseguiu enviá-la. "
+        "Fale com o cliente pela conversa."
+    ),
+}
+_DELIVERED = {MessageStatus.DELIVERED, MessageStatus.READ}
+_FAILED = {MessageStatus.FAILED, MessageStatus.REFUSED}
+
+
+@dataclass(frozen=True)
+class RelayStatus:
+    state: RelayState
+    bodies: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return str(RELAY_LABELS[self.state])
+
+    @property
+    def ok(self) -> bool:
+        return self.state in (RelayState.SENT, RelayState.DELIVERED)
+
+
+def relay_status(event: CaseEvent) -> RelayStatus:
+    """What became of the relay of one ``human_replied`` event (two queries)."""
+    turn = (
+        Turn.objects.filter(
+            organization_id=event.organization_id,
+            trigger_kind=TriggerKind.CASE_REPLY,
+            trigger_key=str(event.pk),
+        )
+        .only("id", "status")
+        .first()
+    )
+    if turn is None or turn.status in (TurnStatus.RUNNING, TurnStatus.RETRY):
+        return RelayStatus(RelayState.PENDING)
+    sent = list(
+        Message.objects.filter(
+            turn_id=turn.pk, direction=Direction.OUTBOUND, sender_kind=SenderKind.AI
+        )
+        .order_by("created_at")
+        .values_list("status", "body")
+    )
+    if not sent:
+        return RelayStatus(RelayState.NOT_DELIVERED)
+    statuses = {status for status, _body in sent}
+    bodies = tuple(body for _status, body in sent)
+    if statuses & _FAILED:
+        return RelayStatus(RelayState.NOT_DELIVERED, bodies)
+    if statuses <= _DELIVERED:
+        return RelayStatus(RelayState.DELIVERED, bodies)
+    if MessageStatus.SENT in statuses and not statuses - _DELIVERED - {MessageStatus.SENT}:
+        return RelayStatus(RelayState.SENT, bodies)
+    return RelayStatus(RelayState.QUEUED, bodies)
+
+
+def customer_lines_since(conversation_id: uuid.UUID, since: datetime, limit: int = 10) -> list[str]:
+    """The customer's lines in the conversation after ``since`` (oldest first)."""
+    rows = (
+        Message.objects.filter(
+            conversation_id=conversation_id, direction=Direction.INBOUND, created_at__gt=since
+        )
+        .order_by("created_at")
+        .values_list("body", flat=True)[:limit]
+    )
+    return [body[:1000] for body in rows]
+
+
 @dataclass(frozen=True)
 class CaseDetail:
     case: Case
@@ -123,12 +236,19 @@ class CaseDetail:
     reminders_total: int
     pending_follow_up_at: Any
     notices: list[CaseNotice]
+    # The latest relayed answer of the team and what became of it (None: nothing relayed).
+    relay: RelayStatus | None = None
+
+
+def case_events(case: Case) -> list[CaseEvent]:
+    """The case's timeline, oldest first (one query, the actor joined)."""
+    return list(
+        CaseEvent.objects.filter(case=case).select_related("actor_user").order_by("created_at")
+    )
 
 
 def case_detail(case: Case) -> CaseDetail:
-    events = list(
-        CaseEvent.objects.filter(case=case).select_related("actor_user").order_by("created_at")
-    )
+    events = case_events(case)
     reminders = list(
         CaseReminder.objects.filter(case=case, wait_started_at=case.waiting_since).values_list(
             "status", flat=True
@@ -137,8 +257,15 @@ def case_detail(case: Case) -> CaseDetail:
     follow_up = (
         case.follow_ups.filter(status="pending").order_by("due_at").values_list("due_at", flat=True)
     ).first()
+    relayed = [
+        e
+        for e in events
+        if e.kind == CaseEventKind.HUMAN_REPLIED
+        and e.human_action in (HumanAction.RESOLVED, HumanAction.NEED_LEAD_INFO)
+    ]
     return CaseDetail(
         case=case,
+        relay=relay_status(relayed[-1]) if relayed else None,
         events=events,
         reminders_fired=sum(1 for s in reminders if s == ReminderStatus.FIRED),
         reminders_total=sum(1 for s in reminders if s != ReminderStatus.CANCELLED),
@@ -227,3 +354,18 @@ def follow_up_conversation_id(follow_up_id: str) -> uuid.UUID | None:
 def follow_up_template(conversation: Conversation) -> str:
     """The channel's approved template for follow-ups (``purpose == "follow_up"``)."""
     return conversation.channel.template_for(FOLLOW_UP_TEMPLATE_PURPOSE)
+
+
+# --- staff numbers (answering cases from WhatsApp) ---------------------------------------
+
+# ``Organization.settings`` key holding a copy of the organization's staff numbers: the turn
+# loads the organization with the conversation, so asking "is this a staff number?" costs
+# every customer turn no query. ``StaffNumber`` stays the source of truth (the lookup that
+# decides reads it); ``services.staff_number_set`` keeps the copy.
+STAFF_PHONES_SETTING = "case_staff_phones"
+
+
+def staff_phones(organization: Any) -> frozenset[str]:
+    """The organization's staff numbers (from the loaded organization row)."""
+    settings_ = getattr(organization, "settings", None) or {}
+    return frozenset(str(p) for p in settings_.get(STAFF_PHONES_SETTING, ()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from cases.models import Case, CaseEvent, CaseStatus, HumanAction
@@ -16,6 +16,11 @@ class ContactOutput(serializers.Serializer):
     phone = serializers.CharField()
 
 
+class CaseMemberOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
 class CaseListItemOutput(serializers.Serializer):
     id = serializers.UUIDField()
     status = serializers.CharField(
@@ -25,16 +30,29 @@ class CaseListItemOutput(serializers.Serializer):
     title = serializers.CharField()
     source = serializers.CharField()  # type: ignore[assignment]  # the case's origin field
     lead_unresponsive = serializers.BooleanField()
+    attention = serializers.CharField(
+        help_text="'' | lead_unresponsive | lead_answered | relay_not_delivered: why the case "
+        "is back with the team"
+    )
     followup_attempts = serializers.IntegerField()
     waiting_since = serializers.DateTimeField()
     opened_at = serializers.DateTimeField()
     closed_at = serializers.DateTimeField(allow_null=True)
     conversation_id = serializers.UUIDField()
     contact = serializers.SerializerMethodField()
+    assigned_to = serializers.SerializerMethodField()
 
     def get_status_label(self, case: Case) -> str:
         return str(CaseStatus(case.status).label)
 
+    @extend_schema_field(CaseMemberOutput(allow_null=True))
+    def get_assigned_to(self, case: Case) -> dict[str, Any] | None:
+        user = case.assigned_to
+        if user is None:
+            return None
+        return {"id": user.pk, "name": user.get_full_name() or user.get_username()}
+
+    @extend_schema_field(ContactOutput(allow_null=True))
     def get_contact(self, case: Case) -> dict[str, Any] | None:
         lead = case.lead
         if lead is None:
@@ -84,6 +102,18 @@ CaseDetailResponse = envelope("CaseDetailResponse", CaseDetailOutput())
 class CaseReplyInput(serializers.Serializer):
     action = serializers.ChoiceField(choices=HumanAction.values)
     text = serializers.CharField(max_length=4000, trim_whitespace=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = set(self.initial_data) - set(self.fields)
+        if unknown:
+            raise serializers.ValidationError({k: ["Campo desconhecido."] for k in sorted(unknown)})
+        return attrs
+
+
+class CaseAssignInput(serializers.Serializer):
+    """``{"assignee_id": <user id>}`` makes a member responsible; ``null`` leaves it to the team."""
+
+    assignee_id = serializers.IntegerField(allow_null=True)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         unknown = set(self.initial_data) - set(self.fields)

@@ -35,14 +35,19 @@ def fire_due_follow_ups() -> int:
 
 @shared_task(name="cases.watch_stale_cases")
 def watch_stale_cases() -> int:
-    """Beat: the stale-case watcher fires the due reminders of cases waiting for the team."""
-    fired = 0
+    """Beat: the stale-case watcher. Per organization: cases stuck on the customer's side
+    go back to the team's queue (the customer answered and the AI did not bring it back;
+    the team's question never reached the customer), lost relays are scheduled again, and
+    the due reminders of cases waiting for the team fire. Returns the reminders fired plus
+    the cases moved."""
+    done = 0
     for organization_id in rls.organization_ids():
         with rls.tenant_context(organization_id):
-            fired += services.reminders_fire_due(
-                organization_id=organization_id, now=timezone.now()
-            )
-    return fired
+            now = timezone.now()
+            moved = services.stalled_cases_sweep(organization_id=organization_id, now=now)
+            done += moved["lead_answered"] + moved["relay_not_delivered"]
+            done += services.reminders_fire_due(organization_id=organization_id, now=now)
+    return done
 
 
 @shared_task(name="cases.deliver_case_notice", autoretry_for=(OperationalError,), max_retries=3)

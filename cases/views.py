@@ -24,8 +24,8 @@ from django_htmx.middleware import HtmxDetails
 from accounts.access import access, role_required
 from accounts.models import Membership
 from cases import notifications, selectors, services
-from cases.forms import CaseAnswerForm, NotificationSettingsForm
-from cases.models import Case, CaseNotice, CaseStatus
+from cases.forms import CaseAnswerForm, CaseAssignForm, NotificationSettingsForm, StaffNumberForm
+from cases.models import OPEN_STATUSES, Case, CaseNotice, CaseStatus, HumanAction, StaffNumber
 from conversation.models import Conversation
 
 PAGE_SIZE = 25
@@ -41,21 +41,48 @@ def _filter_key(request: HttpRequest) -> str:
     return key if key in selectors.FILTERS else selectors.DEFAULT_FILTER
 
 
+def _assignee_key(request: HttpRequest) -> str:
+    key = request.GET.get("resp", "")
+    return key if key in selectors.ASSIGNEE_FILTERS else selectors.DEFAULT_ASSIGNEE_FILTER
+
+
+ASSIGNEE_LABELS = {
+    "minhas": gettext_lazy("Minhas"),
+    "sem-responsavel": gettext_lazy("Sem responsável"),
+    "todas": gettext_lazy("Todas"),
+}
+
+
 def _list_context(request: PageRequest, filter_key: str) -> dict[str, Any]:
-    rows = selectors.case_list(request.membership, filter_key=filter_key)
+    assignee_key = _assignee_key(request)
+    rows = selectors.case_list(request.membership, filter_key=filter_key, assignee_key=assignee_key)
     page: Page[Case] = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     cases = list(page.object_list)
     counts = selectors.reminder_counts([c.pk for c in cases])
     for case in cases:
         case.reminders_fired = counts.get(case.pk, 0)
     query = {"estado": filter_key}
+    if assignee_key != selectors.DEFAULT_ASSIGNEE_FILTER:
+        query["resp"] = assignee_key
+    base_query = urlencode(query)
     if page.number > 1:
         query["page"] = str(page.number)
     return {
         "page": page,
         "cases": cases,
         "filter_key": filter_key,
+        "assignee_key": assignee_key,
+        "assignee_tabs": [
+            {
+                "key": key,
+                "label": label,
+                "active": key == assignee_key,
+                "query": urlencode({"estado": filter_key, "resp": key}),
+            }
+            for key, label in ASSIGNEE_LABELS.items()
+        ],
         "filter_query": urlencode(query),
+        "base_query": base_query,
         "tabs": _tabs(request.membership, filter_key),
         "list_url": f"{reverse('cases:case_list')}?{urlencode(query)}",
         # One reverse() for the page, not one per row (the list's hot path).
@@ -93,7 +120,12 @@ def case_list(request: PageRequest) -> HttpResponse:
 
 def _case_queryset() -> Any:
     return Case.objects.select_related(
-        "lead", "conversation", "conversation__channel", "conversation__contact", "agent"
+        "lead",
+        "conversation",
+        "conversation__channel",
+        "conversation__contact",
+        "agent",
+        "assigned_to",
     )
 
 
@@ -105,13 +137,22 @@ def _detail_context(
     accepts = case.status == CaseStatus.AWAITING_HUMAN or (
         case.status == CaseStatus.AWAITING_LEAD and case.lead_unresponsive
     )
+    can_answer = accepts and request.membership.has_role("agent")
     context.update(
         {
             "case": case,
             "detail": selectors.case_detail(case),
             "form": form or CaseAnswerForm(),
+            "assign_form": (
+                CaseAssignForm(
+                    organization_id=case.organization_id,
+                    initial={"assignee": case.assigned_to_id},
+                )
+                if request.membership.has_role("agent") and case.status in OPEN_STATUSES
+                else None
+            ),
             "accepts_answer": accepts,
-            "can_answer": accepts and request.membership.has_role("agent"),
+            "can_answer": can_answer,
             "can_configure": request.membership.has_role("admin"),
             "back_url": (
                 f"{reverse('cases:case_list')}?{context['filter_query']}#case-row-{case.pk}"
@@ -139,24 +180,62 @@ def case_detail(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
 @role_required("agent")
 @require_POST
 def case_reply(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
+    """The answer panel's POST. "Não consigo → escalar" takes a confirmation step: the
+    first POST renders the question (the text kept), the confirmed one acts."""
     case = access(_case_queryset(), request.membership, pk=case_id, for_write_role="agent")
-    detail_url = reverse("cases:case_detail", kwargs={"case_id": case.pk})
-    url = f"{detail_url}?estado={_filter_key(request)}"
+    url = _detail_url(request, case)
     form = CaseAnswerForm(request.POST)
     if not form.is_valid():
         context = _detail_context(request, case, form)
         return render(request, "cases/cases.html", {**context, "selected": case.pk}, status=422)
+    action = form.cleaned_data["action"]
+    if action == HumanAction.ESCALATE and request.POST.get("confirmed") != "1":
+        context = _detail_context(request, case, form)
+        context["confirm_escalate"] = True
+        return render(request, "cases/cases.html", {**context, "selected": case.pk})
     try:
         services.case_answer(
-            case=case,
-            actor=request.user,
-            action=form.cleaned_data["action"],
-            text=form.cleaned_data["text"],
+            case=case, actor=request.user, action=action, text=form.cleaned_data["text"]
         )
     except services.CaseError as exc:
         messages.error(request, exc.message)
         return redirect(url)
-    messages.success(request, _ANSWERED[form.cleaned_data["action"]])
+    messages.success(request, _ANSWERED[action])
+    return redirect(url)
+
+
+def _detail_url(request: PageRequest, case: Case) -> str:
+    detail_url = reverse("cases:case_detail", kwargs={"case_id": case.pk})
+    query = {"estado": _filter_key(request)}
+    if _assignee_key(request) != selectors.DEFAULT_ASSIGNEE_FILTER:
+        query["resp"] = _assignee_key(request)
+    return f"{detail_url}?{urlencode(query)}"
+
+
+@role_required("agent")
+@require_POST
+def case_assign(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
+    """Who answers the case: a member (agent or above) of the organization, or the team."""
+    case = access(_case_queryset(), request.membership, pk=case_id, for_write_role="agent")
+    url = _detail_url(request, case)
+    if request.POST.get("mine") == "1":
+        assignee: Any = request.user
+    else:
+        form = CaseAssignForm(request.POST, organization_id=case.organization_id)
+        if not form.is_valid():
+            messages.error(request, _("Escolha um atendente desta organização."))
+            return redirect(url)
+        assignee = form.cleaned_data["assignee"]
+    try:
+        services.case_assign(case=case, actor=request.user, assignee=assignee)
+    except services.CaseError as exc:
+        messages.error(request, exc.message)
+        return redirect(url)
+    if assignee is None:
+        messages.success(request, _("Caso sem responsável: fica com a equipe."))
+    else:
+        name = assignee.get_full_name() or assignee.get_username()
+        messages.success(request, _("Responsável: %(name)s.") % {"name": name})
     return redirect(url)
 
 
@@ -211,5 +290,45 @@ def notification_settings(request: PageRequest) -> HttpResponse:
         .order_by("-created_at")[:10]
     )
     return render(
-        request, "cases/notification_settings.html", {"form": form, "row": row, "recent": recent}
+        request,
+        "cases/notification_settings.html",
+        {
+            "form": form,
+            "row": row,
+            "recent": recent,
+            "staff_form": StaffNumberForm(organization_id=org_id),
+            "staff_numbers": list(
+                StaffNumber.objects.filter(organization_id=org_id)
+                .select_related("membership__user")
+                .order_by("phone")
+            ),
+        },
     )
+
+
+@role_required("admin")
+@require_POST
+def staff_number_save(request: PageRequest) -> HttpResponse:
+    """Set (or, with an empty number, remove) a member's staff number: the number that
+    answers cases from WhatsApp as that member."""
+    org_id = request.membership.organization_id
+    form = StaffNumberForm(request.POST, organization_id=org_id)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, str(error))
+        return redirect("cases:notification_settings")
+    try:
+        services.staff_number_set(
+            membership=form.cleaned_data["membership"],
+            actor=request.user,
+            phone=form.cleaned_data["phone"],
+        )
+    except services.CaseError as exc:
+        messages.error(request, exc.message)
+        return redirect("cases:notification_settings")
+    if form.cleaned_data["phone"]:
+        messages.success(request, _("Número da equipe salvo."))
+    else:
+        messages.success(request, _("Número da equipe removido."))
+    return redirect("cases:notification_settings")

@@ -310,3 +310,49 @@ RETORNO_VERB_BEFORE = (
     r"(?:(?<=\bte\s)|(?<=\blhe\s)|(?<=\bvos\s)|(?<=\be\s)|(?<=\bque\s)|(?<=\beu\s)"
     r"|(?<=\bja\s)|(?<=\bdepois\s)|(?<=\bentao\s)|(?<=\bnos\s))"
 )
+
+
+# --- round 3: requests to others, notes for a person, present as future -------------------
+
+ASKED_LEADS: tuple[str, ...] = (
+    *("pedi que", "pedi para", "pedi pra", "solicitei que", "solicitei para", "pedimos que"),
+    *("pedimos para", "solicitamos que", "ja pedi que"),
+)
+# A person of the business and a verb, or a third-person plural verb ("liberem", "revisem"),
+# never the customer ("pedi que voce envie" is an instruction).
+ASKED_REST = (
+    rf"(?:\s+{HUM_ALL_BARE}\s+[a-z]+|\s+(?!(?:voce|vc|voces)\b)[a-z]{{3,}}(?:em|am))" + WORD_END
+)
+NOTE_LEADS: tuple[str, ...] = (
+    *("deixei anotado", "deixei registrado", "deixei avisado", "deixei um recado"),
+    *("deixei uma anotacao", "deixei uma observacao", "deixei uma nota"),
+    *("coloquei uma observacao", "coloquei uma anotacao", "anotei", "registrei"),
+)
+NOTE_TO = r"(?:para|pra|pro|pros|pras)\s+"
+NUDGE_LEADS: tuple[str, ...] = ("vou dar um toque", "dei um toque", "vou dar um alo", "dei um alo")
+SOON_LEADS: tuple[str, ...] = (
+    *("semana que vem", "daqui a pouco", "em breve", "ainda hoje", "logo mais", "mais tarde"),
+    *("em instantes", "amanha", "amanha cedo", "na sequencia"),
+)
+# Present-tense verbs of a person acting for the customer: never "funciona", "abre",
+# "fecha", "atende" (hours and facts, not commitments).
+PRES3_ACTION = alt(
+    (
+        *("liga", "chama", "assume", "passa", "instala", "revisa", "retorna", "responde"),
+        *("manda", "envia", "verifica", "analisa", "resolve", "agenda", "confirma", "avalia"),
+        *("corrige", "libera", "entra em contato", "fala com voce", "procura", "visita"),
+        *("prepara", "providencia", "finaliza", "conclui", "troca", "conserta", "arruma"),
+    )
+)
+SOON_REST = (
+    rf"(?:\s+(?:de\s+manha|cedo|a\s+tarde))?,?\s+{HUM_CORE_BARE}\s+(?:te\s+|lhe\s+)?"
+    rf"{PRES3_ACTION}{WORD_END}"
+)
+HEARS_LEADS: tuple[str, ...] = (
+    *("voce recebe", "vc recebe", "voce vai receber", "vc vai receber", "voce recebera"),
+    *("voce deve receber", "voce ira receber"),
+)
+HEARS_REST = (
+    r"\s+(?:a|o|uma|um)\s+(?:visita|ligacao|resposta|retorno|contato|chamada|devolutiva"
+    rf"|proposta|mensagem)\s+d[aoe]s?\s+{DET}{CORE}{WORD_END}"
+)

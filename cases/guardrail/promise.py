@@ -87,7 +87,7 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 # Bump whenever a rule or check changes what is detected. The detector version adds the digest
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
 # version, so a veto in a trace can be tied to the detector that produced it.
-RULES_VERSION = "ptbr-promise-2"
+RULES_VERSION = "ptbr-promise-3"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

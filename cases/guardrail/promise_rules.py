@@ -31,6 +31,8 @@ from .lexicon import (
     ASK_FINITE_LEADS,
     ASK_INF,
     ASK_TARGET,
+    ASKED_LEADS,
+    ASKED_REST,
     BE_PROG,
     BE_PROG_WORDS,
     CHECK_INF,
@@ -42,16 +44,24 @@ from .lexicon import (
     FWD_INF,
     FWD_TARGET,
     HE_DONE,
+    HEARS_LEADS,
+    HEARS_REST,
     HUM_ALL,
     HUM_ALL_BARE,
     HUM_CORE,
+    HUM_CORE_BARE,
     INTENT_LEADS,
     NOT_AFTER_DE,
+    NOTE_LEADS,
+    NOTE_TO,
+    NUDGE_LEADS,
     PARTICIPLE_ALERTED,
     PARTICIPLE_FORWARDED,
     PARTICIPLE_HANDLED,
     RESULT_NOUN,
     RETORNO_VERB_BEFORE,
+    SOON_LEADS,
+    SOON_REST,
     SUBJ_GAP,
     SUBJECT_LEADS,
     SYNTH_FORMS,
@@ -341,6 +351,17 @@ RULES: tuple[Rule, ...] = (
             Branch(("sera providenciado", "sera providenciada", "serao providenciados"), ""),
         ),
     ),
+    # Round 3. "pedi que liberem o seu acesso", "solicitei que o tecnico ligue": a request
+    # to others still pending (a third-person verb, or a person of the business).
+    Rule("asked_others", (Branch(ASKED_LEADS, ASKED_REST),)),
+    # "deixei anotado para o tecnico ligar": a note left for a person who has still to act.
+    Rule("note_for_human", (Branch(NOTE_LEADS, rf"{gap(6)}\s+{NOTE_TO}{HUM_ALL_BARE}"),)),
+    # "vou dar um toque no tecnico", "dei um alo pro financeiro".
+    Rule("nudge_human", (Branch(NUDGE_LEADS, rf"{gap(2)}\s+{HUM_CORE_BARE}"),)),
+    # Present as future with a time: "semana que vem o tecnico instala".
+    Rule("human_acts_soon", (Branch(SOON_LEADS, SOON_REST),)),
+    # "voce recebe a visita do tecnico", "voce vai receber a resposta do juridico".
+    Rule("customer_hears_from_human", (Branch(HEARS_LEADS, HEARS_REST),)),
 )
 
 

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from cases.models import (
     ActorKind,
+    AttentionReason,
     Case,
     CaseEventKind,
     CaseFollowUp,
@@ -24,8 +25,7 @@ from conversation.outbox import outbound_enqueue
 
 from ._records import _audit_system, _event
 from .follow_up_schedule import _arm_follow_up, follow_up_max_attempts
-from .lifecycle import case_cancel
-from .state_machine import next_status
+from .lifecycle import _back_to_team, case_cancel
 from .texts import FOLLOW_UP_NOT_SENT_NOTE, follow_up_text
 
 
@@ -44,7 +44,8 @@ def follow_up_fire(
     * the lead opted out or the conversation closed → the case is cancelled;
     * a human owns the conversation → nothing (cancelled);
     * the lead wrote since the check was armed → re-armed, no attempt spent;
-    * ``N`` attempts already spent → ``lead_unresponsive`` flag + event;
+    * ``N`` attempts already spent → back to the team's queue, flagged
+      ``lead_unresponsive`` (event, reminders, notice);
     * else attempt ``n``: free text inside WhatsApp's 24-hour window; outside it the
       channel's approved ``follow_up`` template; without one nothing is sent and the
       case's timeline says so. The next check is armed either way.
@@ -83,14 +84,14 @@ def follow_up_fire(
         _arm_follow_up(case, now)
         return result
     if case.followup_attempts >= follow_up_max_attempts():
+        # The N follow-ups are spent: the case goes to the team's queue with a reminder
+        # and a notice (issue 12), flagged "cliente sem resposta".
         close(FollowUpStatus.FLAGGED, "lead_unresponsive")
-        next_status(case.status, "lead_unresponsive")
-        case.lead_unresponsive = True
-        case.save(update_fields=["lead_unresponsive", "updated_at"])
-        _event(
+        _back_to_team(
             case,
-            CaseEventKind.LEAD_UNRESPONSIVE,
-            actor_kind=ActorKind.SYSTEM,
+            trigger="lead_unresponsive",
+            reason=AttentionReason.LEAD_UNRESPONSIVE,
+            kind=CaseEventKind.LEAD_UNRESPONSIVE,
             metadata={"attempts": case.followup_attempts, "follow_up_id": follow_up_id},
         )
         return result

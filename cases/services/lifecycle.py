@@ -12,9 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.services import audit_log_write
+from cases.guardrail import GuardContext, run_guard_chain
 from cases.models import (
     OPEN_STATUSES,
     ActorKind,
+    AttentionReason,
     Case,
     CaseEvent,
     CaseEventKind,
@@ -22,16 +24,17 @@ from cases.models import (
     CaseStatus,
     HumanAction,
 )
-from cases.selectors import build_context_snapshot, is_group
+from cases.selectors import build_context_snapshot, has_open_case_in_conversation, is_group
 from conversation.dispatch import enqueue
 from conversation.handoff import perform_human_handoff
-from conversation.models import Conversation, HandoffReason, Message, Turn
+from conversation.models import Conversation, HandoffReason, Message, SenderKind, Turn
+from conversation.outbox import outbound_enqueue
 
 from ._records import _audit_system, _event, _notify_team
 from .follow_up_schedule import _arm_follow_up, _cancel_follow_ups
 from .reminders import _arm_reminders, _cancel_reminders
 from .state_machine import InvalidCaseInput, next_status
-from .texts import escalation_briefing
+from .texts import escalated_customer_notice, escalation_briefing
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +102,10 @@ def case_answer(*, case: Case, actor: Any, action: str, text: str) -> CaseEvent:
 
     ``resolved`` and ``need_lead_info`` enqueue a ``case_reply_turn`` keyed by the
     ``human_replied`` event (the AI relays to the customer); ``escalate`` runs no AI turn:
-    it hands the conversation to a human through the canonical handoff (§7). Locks the
-    case row."""
+    it tells the customer a person takes over (a fixed pt-BR line through the outbox, sent
+    while the case is still open: the handoff backs it) and hands the conversation to a
+    human through the canonical handoff (§7). Any answer clears the case's ``attention``.
+    Locks the case row."""
     if action not in HumanAction.values:
         raise InvalidCaseInput("Escolha uma das três ações.")
     text = (text or "").strip()
@@ -129,8 +134,12 @@ def case_answer(*, case: Case, actor: Any, action: str, text: str) -> CaseEvent:
         )
         _cancel_follow_ups(locked, f"human_{action}")
         _cancel_reminders(locked)
+        # Told while the case is still open: the promise gate accepts the line because
+        # this open case (and the handoff that follows) backs it.
+        told = _tell_customer_escalated(locked) if action == HumanAction.ESCALATE else None
         locked.status = target
-        fields = ["status", "updated_at"]
+        locked.attention = AttentionReason.NONE
+        fields = ["status", "attention", "updated_at"]
         if action == HumanAction.NEED_LEAD_INFO:
             locked.lead_request = text
             locked.waiting_since = now
@@ -145,7 +154,14 @@ def case_answer(*, case: Case, actor: Any, action: str, text: str) -> CaseEvent:
         if action == HumanAction.RESOLVED:
             _event(locked, CaseEventKind.RESOLVED, actor_kind=ActorKind.HUMAN, actor_user=user)
         if action == HumanAction.ESCALATE:
-            _event(locked, CaseEventKind.ESCALATED, actor_kind=ActorKind.HUMAN, actor_user=user)
+            _event(
+                locked,
+                CaseEventKind.ESCALATED,
+                actor_kind=ActorKind.HUMAN,
+                actor_user=user,
+                body=told.body if told else "",
+                metadata={"customer_notice_id": str(told.pk) if told else None},
+            )
             perform_human_handoff(
                 conversation=locked.conversation,
                 reason_code=HandoffReason.CASE_ESCALATED,
@@ -165,6 +181,30 @@ def case_answer(*, case: Case, actor: Any, action: str, text: str) -> CaseEvent:
     log.info("case answered", extra={"case_id": str(case.pk), "action": action})
     case.refresh_from_db()
     return event
+
+
+def _tell_customer_escalated(case: Case) -> Message | None:
+    """The customer is told a person takes over (issue 16 item 11), through the outbox like
+    the case's other system lines. Not to an opted-out contact. The line promises a
+    person's action, so it passes the promise gate's chain like any AI text: called while
+    the case is still open, the gate accepts it (and the handoff that follows backs it)."""
+    conversation = case.conversation
+    if conversation.contact.opted_out_at is not None:
+        return None
+    body = escalated_customer_notice(case)
+    verdict = run_guard_chain(
+        GuardContext(
+            body=body,
+            has_open_case_for_lead=has_open_case_in_conversation(conversation),
+            case_opened_this_turn=False,
+            prior_vetoes_this_turn=0,
+            cases_enabled=True,
+        )
+    )
+    if not verdict.sends:  # cannot happen while the case is open; never send it unbacked
+        log.error("escalation notice vetoed", extra={"case_id": str(case.pk)})
+        return None
+    return outbound_enqueue(conversation=conversation, body=body, sender_kind=SenderKind.SYSTEM)
 
 
 def case_record_relay(
@@ -213,7 +253,12 @@ def case_provide_update(
             or locked.lead_id != conversation.contact_id
         ):
             raise InvalidCaseInput("Caso não encontrado para este cliente.")
-        target = next_status(locked.status, "lead_provided")
+        if locked.status == CaseStatus.AWAITING_HUMAN and locked.attention in BACK_WITHOUT_ANSWER:
+            # The watcher brought it back to the team before the AI relayed the answer:
+            # record it; the case stays with the team.
+            target: str = CaseStatus.AWAITING_HUMAN
+        else:
+            target = next_status(locked.status, "lead_provided")
         now = timezone.now()
         outside = locked.conversation_id != conversation.pk or is_group(conversation)
         event = _event(
@@ -231,12 +276,15 @@ def case_provide_update(
         locked.status = target
         locked.waiting_since = now
         locked.lead_unresponsive = False
+        locked.attention = AttentionReason.NONE
         locked.followup_attempts = 0
+        _cancel_reminders(locked)
         locked.save(
             update_fields=[
                 "status",
                 "waiting_since",
                 "lead_unresponsive",
+                "attention",
                 "followup_attempts",
                 "updated_at",
             ]
@@ -252,6 +300,57 @@ def case_provide_update(
         )
         if not outside:
             _notify_team(event)
+    return event
+
+
+# --- back to the team (the watcher, the spent follow-ups) -----------------------------------
+
+# Reasons a case came back to the team before the customer's answer reached it.
+BACK_WITHOUT_ANSWER = (AttentionReason.LEAD_ANSWERED, AttentionReason.LEAD_UNRESPONSIVE)
+
+
+def _back_to_team(
+    locked: Case,
+    *,
+    trigger: str,
+    reason: AttentionReason,
+    kind: CaseEventKind,
+    body: str = "",
+    metadata: dict[str, Any] | None = None,
+) -> CaseEvent:
+    """Move a case waiting on the customer's side to the team's queue ("Esperando você"):
+    a new wait (its reminders armed), the reason shown on the page, an event, the team's
+    notice and the system's audit row. The caller holds the case row's lock."""
+    previous = locked.status
+    target = next_status(previous, trigger)
+    now = timezone.now()
+    _cancel_follow_ups(locked, trigger)
+    locked.status = target
+    locked.attention = reason
+    locked.waiting_since = now
+    fields = ["status", "attention", "waiting_since", "updated_at"]
+    if reason == AttentionReason.LEAD_UNRESPONSIVE:
+        locked.lead_unresponsive = True
+        fields.append("lead_unresponsive")
+    locked.save(update_fields=fields)
+    event = _event(
+        locked,
+        kind,
+        actor_kind=ActorKind.SYSTEM,
+        body=body,
+        metadata={**(metadata or {}), "reason": reason.value, "from_status": previous},
+    )
+    _arm_reminders(locked, now)
+    audit_log_write(
+        organization=locked.organization_id,
+        actor=None,
+        action="case.back_to_team",
+        resource=locked,
+        diff={"reason": reason.value, "from": previous, "to": target, "event_id": str(event.pk)},
+        actor_kind="system",
+    )
+    _notify_team(event)
+    log.info("case back to the team", extra={"case_id": str(locked.pk), "reason": reason.value})
     return event
 
 

@@ -32,7 +32,11 @@ TRANSITIONS: dict[tuple[str, str], str] = {
     (CaseStatus.AWAITING_HUMAN, HumanAction.NEED_LEAD_INFO): CaseStatus.AWAITING_LEAD,
     (CaseStatus.AWAITING_HUMAN, HumanAction.ESCALATE): CaseStatus.ESCALATED,
     (CaseStatus.AWAITING_LEAD, "lead_provided"): CaseStatus.AWAITING_HUMAN,
-    (CaseStatus.AWAITING_LEAD, "lead_unresponsive"): CaseStatus.AWAITING_LEAD,
+    # The customer stopped answering (the follow-ups are spent) or answered with no
+    # ``provide_case_update`` following, or never got the team's question: the case goes
+    # back to the team's queue (issue 12: no case waits unseen on the customer's side).
+    (CaseStatus.AWAITING_LEAD, "lead_unresponsive"): CaseStatus.AWAITING_HUMAN,
+    (CaseStatus.AWAITING_LEAD, "stalled"): CaseStatus.AWAITING_HUMAN,
     (CaseStatus.AWAITING_HUMAN, "cancel"): CaseStatus.CANCELLED,
     (CaseStatus.AWAITING_LEAD, "cancel"): CaseStatus.CANCELLED,
 }
@@ -45,6 +49,7 @@ FLAGGED_TRANSITIONS: dict[tuple[str, str], str] = {
 TRIGGER_LABELS = {
     "lead_provided": "devolver a informação do cliente",
     "lead_unresponsive": "marcar o cliente como sem resposta",
+    "stalled": "devolver o caso à equipe",
     "cancel": "cancelar",
 }
 

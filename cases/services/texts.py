@@ -32,3 +32,11 @@ def follow_up_text(case: Case) -> str:
         f"Oi! Para continuar com “{case.title}”, ainda preciso de uma informação sua: "
         f"{request}. Pode me responder por aqui?"
     )
+
+
+def escalated_customer_notice(case: Case) -> str:
+    """What the customer is told when the team escalates the case (a person takes over)."""
+    return (
+        f"Sobre “{case.title}”: passei o seu pedido para uma pessoa da nossa equipe, que "
+        "continua o atendimento com você por aqui."
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import transaction
 from django.test import Client
 
 from accounts.models import AuditLog
@@ -169,3 +170,50 @@ def test_the_cases_api_is_in_the_openapi_schema(cases_world):
         "/api/v1/ai/cases/{case_id}/reply",
     ):
         assert path in paths
+
+
+# --- constant queries (no N+1) -----------------------------------------------------------
+
+
+def _api_queries(client, path: str) -> list[str]:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(path).status_code == 200
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def _many(world, n: int, start: int, assignee) -> None:
+    for i in range(start, start + n):
+        conv = factories.make_conversation(world.channel_a, phone=f"55119{i:08d}")
+        case = open_case(conv, title=f"Caso {i}")
+        services.case_answer(case=case, actor=world.agent, action="need_lead_info", text="CPF")
+        services.case_assign(case=case, actor=world.agent, assignee=assignee)
+
+
+def test_the_list_runs_a_constant_number_of_queries(cases_world):
+    client = cases_world.client_for(cases_world.viewer)
+    _many(cases_world, 2, 0, cases_world.agent)
+    few = _api_queries(client, "/api/v1/ai/cases")
+    _many(cases_world, 25, 100, cases_world.admin)
+    many = _api_queries(client, "/api/v1/ai/cases")
+    # session, user, membership (the role), the paginator's COUNT, the page's rows with the
+    # customer, channel and assignee joined — whatever the page size.
+    assert len(many) == len(few) == 5, "\n".join(many)
+    mine = cases_world.client_for(cases_world.agent)
+    assert len(_api_queries(mine, "/api/v1/ai/cases?resp=minhas&estado=esperando-cliente")) == 5
+
+
+def test_the_detail_runs_a_constant_number_of_queries(conversation, cases_world):
+    client = cases_world.client_for(cases_world.viewer)
+    case = open_case(conversation)
+    few = _api_queries(client, f"/api/v1/ai/cases/{case.pk}")
+    for n in range(5):
+        services.case_answer(case=case, actor=cases_world.agent, action="need_lead_info", text="?")
+        with transaction.atomic():
+            services.case_provide_update(case=case, conversation=conversation, info=f"r{n}")
+    many = _api_queries(client, f"/api/v1/ai/cases/{case.pk}")
+    # session, user, membership, the case (customer, conversation, assignee joined), the
+    # timeline (actors joined) — however long the timeline.
+    assert len(many) == len(few) == 5, "\n".join(many)

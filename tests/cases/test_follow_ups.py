@@ -8,8 +8,9 @@ import pytest
 import time_machine
 from django.utils import timezone
 
+from accounts.models import AuditLog
 from cases import services, tasks
-from cases.models import Case, CaseEvent, CaseFollowUp, CaseStatus
+from cases.models import Case, CaseEvent, CaseFollowUp, CaseReminder, CaseStatus
 from conversation import tasks as turn_tasks
 from conversation import turns
 from conversation.models import Conversation, Message, Turn
@@ -98,21 +99,28 @@ def test_outside_the_window_without_a_template_nothing_is_sent_and_the_case_says
     assert "janela de 24 horas" in event.body
 
 
-def test_after_n_unanswered_attempts_the_case_is_flagged_lead_unresponsive(waiting):
+def test_after_n_unanswered_attempts_the_case_goes_back_to_the_team_flagged(waiting):
     assert services.follow_up_max_attempts() == 2  # the spec's default N
     fire(waiting)
     fire(waiting)
     waiting.refresh_from_db()
     assert waiting.followup_attempts == 2 and not waiting.lead_unresponsive
+    asked_at = waiting.waiting_since
 
     fire(waiting)
 
     waiting.refresh_from_db()
-    assert waiting.status == CaseStatus.AWAITING_LEAD
-    assert waiting.lead_unresponsive is True
+    # In the team's queue ("Esperando você"), flagged, with a new wait and its reminders.
+    assert waiting.status == CaseStatus.AWAITING_HUMAN
+    assert waiting.lead_unresponsive is True and waiting.attention == "lead_unresponsive"
+    assert waiting.waiting_since > asked_at
+    assert CaseReminder.objects.filter(
+        case=waiting, wait_started_at=waiting.waiting_since, status="pending"
+    ).exists()
     assert CaseEvent.objects.filter(case=waiting, kind="lead_unresponsive").count() == 1
     assert not CaseFollowUp.objects.filter(case=waiting, status="pending").exists()
     assert Message.objects.filter(direction="outbound", sender_kind="system").count() == 2
+    assert AuditLog.objects.filter(action="case.back_to_team").count() == 1
 
 
 def test_a_customer_who_wrote_since_the_check_was_armed_gets_no_nudge(waiting):

@@ -225,7 +225,9 @@ def test_answering_a_closed_case_shows_a_clear_error(conversation, cases_world):
     client = cases_world.client_for(cases_world.agent)
 
     response = client.post(
-        f"/casos/{case.pk}/responder/", {"action": "escalate", "text": "x"}, follow=True
+        f"/casos/{case.pk}/responder/",
+        {"action": "escalate", "text": "x", "confirmed": "1"},
+        follow=True,
     )
 
     assert "Não é possível" in response.content.decode()
@@ -276,11 +278,16 @@ def test_admin_saves_the_notification_settings(cases_world):
     assert (row.reminder_after_hours, row.reminder_count, row.whatsapp_enabled) == (12, 2, True)
 
 
-def test_notice_without_phone_or_channel_is_refused(cases_world):
+def test_notice_with_a_phone_but_no_channel_is_refused(cases_world):
     client = cases_world.client_for(cases_world.admin)
     response = client.post(
         "/casos/avisos/",
-        {"reminder_after_hours": "24", "reminder_count": "3", "whatsapp_enabled": "on"},
+        {
+            "reminder_after_hours": "24",
+            "reminder_count": "3",
+            "whatsapp_enabled": "on",
+            "whatsapp_phone": "5511955554444",
+        },
     )
     assert response.status_code == 200
     assert "informe o número da equipe" in response.content.decode()

@@ -1,0 +1,172 @@
+"""Answering a case from WhatsApp (human-cases §9, issue 12 item 7): a member writes to the
+organization's WhatsApp number from the staff number registered on their membership
+(``StaffNumber``) and answers with one of the three actions and a text, as in the page.
+
+    #1a2b3c4d 1 Reembolso feito, cai em 2 dias      → Concluí ✓
+    #1a2b3c4d 2 Qual o número do pedido?             → Preciso de info do cliente
+    #1a2b3c4d 3 Só o gerente libera                  → Não consigo → escalar
+
+The action may be a word too ("concluí", "info", "escalar"). Without ``#<código>`` the
+answer goes to the organization's only case waiting for the team; with more than one, the
+member is asked for the code. The number authenticates the member (the webhook itself is
+authenticated per channel); the member's role must answer cases (agent or above), and the
+answer is the same ``services.case_answer`` the page calls — audited with the member as
+actor. A message from a staff number never reaches the AI: the turn only answers the
+member with a confirmation or a short help.
+
+Pure parsing (``parse_command``) is apart from the action (``staff_whatsapp_answer``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from dataclasses import dataclass
+
+from django.db.models import Q
+
+from accounts.models import Membership
+from cases import selectors, services
+from cases.models import OPEN_STATUSES, Case, CaseStatus, HumanAction, StaffNumber
+from conversation.models import Conversation
+from conversation.text import normalize
+
+log = logging.getLogger(__name__)
+
+ACTION_WORDS: dict[str, str] = {
+    "1": HumanAction.RESOLVED,
+    "concluido": HumanAction.RESOLVED,
+    "conclui": HumanAction.RESOLVED,
+    "resolvido": HumanAction.RESOLVED,
+    "resolvi": HumanAction.RESOLVED,
+    "feito": HumanAction.RESOLVED,
+    "2": HumanAction.NEED_LEAD_INFO,
+    "info": HumanAction.NEED_LEAD_INFO,
+    "preciso": HumanAction.NEED_LEAD_INFO,
+    "pergunta": HumanAction.NEED_LEAD_INFO,
+    "3": HumanAction.ESCALATE,
+    "escalar": HumanAction.ESCALATE,
+    "escalo": HumanAction.ESCALATE,
+    "escalado": HumanAction.ESCALATE,
+}
+_COMMAND = re.compile(
+    r"^\s*(?:#(?P<ref>[0-9a-f]{4,32})\b[\s:,.\-]*)?(?P<action>[^\s:,.\-]+)[\s:,.\-]*(?P<text>.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_REF_ANYWHERE = re.compile(r"#([0-9a-f]{4,32})\b", re.IGNORECASE)
+
+HELP_PT = (
+    "Para responder um caso por aqui, escreva o código do caso, a ação e o texto:\n"
+    "#código 1 texto — Concluí\n"
+    "#código 2 texto — Preciso de info do cliente\n"
+    "#código 3 texto — Não consigo, escalar"
+)
+ANSWERED_PT = {
+    HumanAction.RESOLVED: "Caso #{ref} concluído. A IA vai contar ao cliente.",
+    HumanAction.NEED_LEAD_INFO: (
+        "Caso #{ref}: a IA vai perguntar ao cliente. O caso volta para a equipe quando ele "
+        "responder."
+    ),
+    HumanAction.ESCALATE: (
+        "Caso #{ref} escalado: a conversa passou para uma pessoa da equipe e o cliente foi avisado."
+    ),
+}
+
+
+@dataclass(frozen=True)
+class StaffCommand:
+    action: str  # a HumanAction
+    text: str
+    case_ref: str = ""  # the short code (a prefix of the case id), or "" when none was given
+
+
+def parse_command(body: str) -> StaffCommand | None:
+    """``#código ação texto`` → the command, or None when it is not one. The code may also
+    come after the action ("1 #código texto")."""
+    match = _COMMAND.match(body or "")
+    if match is None:
+        return None
+    action = ACTION_WORDS.get(normalize(match.group("action")).rstrip("✓ "))
+    if action is None:
+        return None
+    ref = (match.group("ref") or "").lower()
+    text = match.group("text").strip()
+    if not ref:
+        later = _REF_ANYWHERE.match(text)
+        if later:
+            ref, text = later.group(1).lower(), text[later.end() :].strip(" :,.-\n")
+    if not text:
+        return None
+    return StaffCommand(action=action, text=text, case_ref=ref)
+
+
+def staff_membership(conversation: Conversation) -> Membership | None:
+    """The membership whose staff number is this conversation's contact, or None."""
+    phone = conversation.contact.phone
+    if phone not in selectors.staff_phones(conversation.organization):
+        return None  # a customer (the common case: no query)
+    row = (
+        StaffNumber.objects.filter(organization_id=conversation.organization_id, phone=phone)
+        .select_related("membership__user")
+        .first()
+    )
+    return row.membership if row else None
+
+
+def _answerable(organization_id: uuid.UUID) -> Q:
+    return Q(organization_id=organization_id) & (
+        Q(status=CaseStatus.AWAITING_HUMAN)
+        | Q(status=CaseStatus.AWAITING_LEAD, lead_unresponsive=True)
+    )
+
+
+def _find_case(organization_id: uuid.UUID, ref: str) -> tuple[Case | None, str]:
+    """(the case, "") or (None, the reply that says why)."""
+    if ref:
+        rows = list(
+            Case.objects.filter(organization_id=organization_id, id__startswith=ref)
+            .select_related("conversation")
+            .order_by("-opened_at")[:2]
+        )
+        if not rows:
+            return None, f"Não encontrei o caso #{ref}."
+        if len(rows) > 1:
+            return None, f"O código #{ref} serve para mais de um caso: envie mais caracteres."
+        return rows[0], ""
+    waiting = list(Case.objects.filter(_answerable(organization_id)).order_by("waiting_since")[:4])
+    if len(waiting) == 1:
+        return waiting[0], ""
+    if not waiting:
+        return None, "Nenhum caso está esperando a equipe agora."
+    codes = ", ".join(f"#{c.short_id}" for c in waiting[:3])
+    return None, f"Há mais de um caso esperando a equipe ({codes}…). Comece com o código do caso."
+
+
+def staff_whatsapp_answer(*, conversation: Conversation, text: str) -> str | None:
+    """Answer a case from a member's staff number. None when the contact is not a staff
+    number of the organization (the message is a customer's: the turn goes on); else the
+    reply for the member. Runs inside the turn's claim (no network)."""
+    membership = staff_membership(conversation)
+    if membership is None:
+        return None
+    extra = {"membership_id": str(membership.pk), "conversation_id": str(conversation.pk)}
+    if not membership.has_role("agent"):
+        log.info("staff answer refused: role", extra=extra)
+        return "O seu papel nesta organização não permite responder casos."
+    command = parse_command(text)
+    if command is None:
+        return HELP_PT
+    case, why = _find_case(conversation.organization_id, command.case_ref)
+    if case is None:
+        return why
+    if case.status not in OPEN_STATUSES:
+        return f"O caso #{case.short_id} já está encerrado ({case.get_status_display()})."
+    try:
+        services.case_answer(
+            case=case, actor=membership.user, action=command.action, text=command.text
+        )
+    except services.CaseError as exc:
+        return f"Caso #{case.short_id}: {exc.message}"
+    log.info("case answered from whatsapp", extra={**extra, "case_id": str(case.pk)})
+    return ANSWERED_PT[HumanAction(command.action)].format(ref=case.short_id)

@@ -1,0 +1,239 @@
+"""Answering a case from WhatsApp (human-cases §9, issue 12 item 7): a member's staff number
+answers with one of the three actions, as the member; nothing from it reaches the AI."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from accounts.models import AuditLog, Membership, Organization
+from cases import services
+from cases.models import Case, CaseEvent, CaseStatus, StaffNumber
+from cases.staff_replies import HELP_PT, StaffCommand, parse_command
+from conversation.models import Conversation, LlmCall, Message, Turn
+from tests.cases.conftest import PHONE, open_case, say
+
+STAFF = "5511977776666"
+
+
+@pytest.mark.parametrize(
+    ("body", "command"),
+    [
+        ("#1a2b3c4d 1 Reembolso feito", StaffCommand("resolved", "Reembolso feito", "1a2b3c4d")),
+        (
+            "#1A2B3C4D: 2 - Qual o pedido?",
+            StaffCommand("need_lead_info", "Qual o pedido?", "1a2b3c4d"),
+        ),
+        ("3 #1a2b3c4d só o gerente", StaffCommand("escalate", "só o gerente", "1a2b3c4d")),
+        ("Concluí ✓ pronto", StaffCommand("resolved", "✓ pronto".lstrip("✓ "), "")),
+        ("escalar: não consigo", StaffCommand("escalate", "não consigo", "")),
+        ("info o CPF", StaffCommand("need_lead_info", "o CPF", "")),
+    ],
+)
+def test_commands_are_parsed(body, command):
+    parsed = parse_command(body)
+    assert parsed is not None
+    assert (parsed.action, parsed.case_ref) == (command.action, command.case_ref)
+    assert parsed.text.endswith(command.text)
+
+
+@pytest.mark.parametrize("body", ["", "oi, tudo bem?", "#1a2b3c4d", "1", "4 texto", "#zz 1 x"])
+def test_anything_else_is_not_a_command(body):
+    assert parse_command(body) is None
+
+
+@given(st.text(max_size=200))
+def test_parsing_never_raises_and_a_command_always_has_text(body):
+    parsed = parse_command(body)
+    assert parsed is None or (
+        parsed.text and parsed.action in {"resolved", "need_lead_info", "escalate"}
+    )
+
+
+@pytest.fixture
+def staff(cases_world):
+    membership = Membership.objects.get(user=cases_world.agent)
+    services.staff_number_set(membership=membership, actor=cases_world.admin, phone=STAFF)
+    return membership
+
+
+def staff_says(cases_world, text, msg_id, capture, phone=STAFF):
+    return say(cases_world.channel_a, text, msg_id, capture, phone=phone)
+
+
+def staff_replies(phone=STAFF) -> list[str]:
+    return list(
+        Message.objects.filter(conversation__contact__phone=phone, direction="outbound")
+        .order_by("created_at")
+        .values_list("body", flat=True)
+    )
+
+
+def test_a_staff_number_resolves_a_case_as_its_member(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    case = open_case(conversation)
+
+    staff_says(
+        cases_world,
+        f"#{case.short_id} 1 Reembolso feito",
+        "s-1",
+        django_capture_on_commit_callbacks,
+    )
+
+    case.refresh_from_db()
+    assert case.status == CaseStatus.RESOLVED
+    answer = CaseEvent.objects.get(case=case, kind="human_replied")
+    assert (answer.actor_user_id, answer.human_action, answer.body) == (
+        cases_world.agent.pk,
+        "resolved",
+        "Reembolso feito",
+    )
+    assert AuditLog.objects.filter(action="case.answer", actor=cases_world.agent).exists()
+    assert staff_replies() == [f"Caso #{case.short_id} concluído. A IA vai contar ao cliente."]
+    # The customer gets the relay; the staff conversation never reached the AI.
+    assert Message.objects.filter(conversation=conversation, direction="outbound").count() == 1
+    staff_turn = Turn.objects.get(conversation__contact__phone=STAFF)
+    assert staff_turn.trace["guard"] == "staff_case_answer"
+    assert not LlmCall.objects.filter(turn=staff_turn).exists()
+
+
+def test_without_a_code_the_only_waiting_case_is_answered(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    case = open_case(conversation)
+    staff_says(cases_world, "2 o CPF do titular", "s-1", django_capture_on_commit_callbacks)
+    case.refresh_from_db()
+    assert (case.status, case.lead_request) == (CaseStatus.AWAITING_LEAD, "o CPF do titular")
+
+
+def test_with_two_waiting_cases_the_member_is_asked_for_the_code(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    first, second = open_case(conversation), open_case(conversation, title="Outro")
+    staff_says(cases_world, "1 feito", "s-1", django_capture_on_commit_callbacks)
+
+    (reply,) = staff_replies()
+    assert f"#{first.short_id}" in reply and f"#{second.short_id}" in reply
+    assert set(Case.objects.values_list("status", flat=True)) == {CaseStatus.AWAITING_HUMAN}
+
+
+def test_escalating_from_whatsapp_hands_off_and_tells_the_customer(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    case = open_case(conversation)
+    staff_says(
+        cases_world, f"#{case.short_id} 3 só o gerente", "s-1", django_capture_on_commit_callbacks
+    )
+    case.refresh_from_db()
+    assert case.status == CaseStatus.ESCALATED
+    told = Message.objects.get(conversation=conversation, direction="outbound")
+    assert told.body == services.escalated_customer_notice(case)
+
+
+def test_a_message_that_is_no_command_gets_the_help_and_no_ai(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    open_case(conversation)
+    staff_says(cases_world, "bom dia!", "s-1", django_capture_on_commit_callbacks)
+    assert staff_replies() == [HELP_PT]
+    assert not LlmCall.objects.exists()
+
+
+def test_another_organizations_case_cannot_be_answered(
+    cases_world, staff, django_capture_on_commit_callbacks
+):
+    from tests import factories
+
+    foreign = open_case(factories.make_conversation(cases_world.channel_b))
+    staff_says(
+        cases_world, f"#{foreign.short_id} 1 feito", "s-1", django_capture_on_commit_callbacks
+    )
+    assert Case.objects.get(pk=foreign.pk).status == CaseStatus.AWAITING_HUMAN
+    assert "Não encontrei" in staff_replies()[0]
+
+
+def test_a_viewers_number_cannot_answer(
+    conversation, cases_world, django_capture_on_commit_callbacks
+):
+    membership = Membership.objects.get(user=cases_world.viewer)
+    StaffNumber.objects.create(organization=cases_world.org_a, membership=membership, phone=STAFF)
+    org = Organization.objects.get(pk=cases_world.org_a.pk)
+    org.settings = {**org.settings, "case_staff_phones": [STAFF]}
+    org.save()
+    case = open_case(conversation)
+
+    staff_says(cases_world, f"#{case.short_id} 1 feito", "s-1", django_capture_on_commit_callbacks)
+
+    assert Case.objects.get(pk=case.pk).status == CaseStatus.AWAITING_HUMAN
+    assert "não permite" in staff_replies()[0]
+
+
+def test_a_customer_writing_a_command_like_text_gets_the_ai(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    case = open_case(conversation)
+    say(cases_world.channel_a, "1 obrigado", "c-1", django_capture_on_commit_callbacks, phone=PHONE)
+    assert Case.objects.get(pk=case.pk).status == CaseStatus.AWAITING_HUMAN
+    turn = (
+        Turn.objects.filter(conversation=Conversation.objects.get(contact__phone=PHONE))
+        .order_by("-created_at")
+        .first()
+    )
+    assert turn.trace.get("guard") != "staff_case_answer"
+    assert turn.outcome == "replied"
+
+
+def test_a_removed_number_is_a_customer_again(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    case = open_case(conversation)
+    services.staff_number_set(membership=staff, actor=cases_world.admin, phone="")
+    assert "case_staff_phones" not in Organization.objects.get(pk=cases_world.org_a.pk).settings
+
+    staff_says(cases_world, f"#{case.short_id} 1 feito", "s-1", django_capture_on_commit_callbacks)
+
+    assert Case.objects.get(pk=case.pk).status == CaseStatus.AWAITING_HUMAN
+
+
+# --- the staff numbers on the settings page ---------------------------------------------
+
+
+def test_an_admin_sets_a_members_number_on_the_page(cases_world):
+    membership = Membership.objects.get(user=cases_world.agent)
+    client = cases_world.client_for(cases_world.admin)
+
+    response = client.post(
+        "/casos/avisos/numeros/", {"membership": str(membership.pk), "phone": "+55 11 97777-6666"}
+    )
+
+    assert response.status_code == 302
+    assert StaffNumber.objects.get(membership=membership).phone == STAFF
+    assert AuditLog.objects.filter(action="case_staff_number.set", actor=cases_world.admin).exists()
+    page = client.get("/casos/avisos/").content.decode()
+    assert 'id="staff-numbers"' in page and STAFF in page
+
+
+def test_a_number_is_one_members_only(cases_world, staff):
+    other = Membership.objects.get(user=cases_world.manager)
+    with pytest.raises(services.InvalidCaseInput):
+        services.staff_number_set(membership=other, actor=cases_world.admin, phone=STAFF)
+    assert not StaffNumber.objects.filter(membership=other).exists()
+
+
+def test_another_organizations_member_cannot_get_a_number(cases_world):
+    outsider = Membership.objects.get(user=cases_world.outsider)
+    client = cases_world.client_for(cases_world.admin)
+    client.post("/casos/avisos/numeros/", {"membership": str(outsider.pk), "phone": STAFF})
+    assert not StaffNumber.objects.exists()
+
+
+def test_only_admins_set_numbers(cases_world):
+    membership = Membership.objects.get(user=cases_world.agent)
+    client = cases_world.client_for(cases_world.agent)
+    response = client.post(
+        "/casos/avisos/numeros/", {"membership": str(membership.pk), "phone": STAFF}
+    )
+    assert response.status_code == 403
+    assert not StaffNumber.objects.exists()
