@@ -233,11 +233,17 @@ BENCHES: list[Callable[[], Iterator[Line]]] = [
 ]
 
 
+# Transaction control is not a query of the routing step (the decide step runs outside the
+# turn's transaction, so its own writes open and commit one).
+TRANSACTION_CONTROL = ("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT", "ROLLBACK")
+
+
 def bench_router_resolution_queries(turns: int = 30) -> None:
     """SQL queries of the routing step per real turn (webhook → turn), on a fresh SQLite
     file with the demo seeded (its simulator channel has a router). Savepoints aside.
-    Prints, per outcome, the mean queries of ``route_turn``; ``no_router`` is a channel
-    without a router (the channel's agent config, the one query every turn always read)."""
+    Prints, per outcome, the mean queries of ``route_turn`` (transaction control aside);
+    ``no_router`` is a channel without a router (the channel's agent config, the one query
+    every turn always read)."""
     import os
     import uuid
 
@@ -261,9 +267,7 @@ def bench_router_resolution_queries(turns: int = 30) -> None:
         def measured(**kwargs: Any) -> Any:
             with CaptureQueriesContext(connection) as ctx:
                 result = route_turn(**kwargs)
-            sql = [
-                q for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
-            ]
+            sql = [q for q in ctx.captured_queries if not q["sql"].startswith(TRANSACTION_CONTROL)]
             by_outcome[result.outcome].append(len(sql))
             return result
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import date
 
 from django.conf import settings
 
+from conversation.llm.catalog import choosable_models, enabled_models
 from conversation.models import Agent, AgentVersion, ChannelSession
 
 
@@ -53,8 +55,26 @@ def agent_config_from_version(agent: Agent, version: AgentVersion) -> AgentConfi
     )
 
 
-def generic_agent_config(organization_name: str) -> AgentConfig:
-    """No agent for this turn: answer with the platform's generic assistant."""
+def generic_model(org_settings: object = None) -> str:
+    """The generic assistant's model within the organization's LLM settings:
+    ``settings["llm"]["default_model"]`` when it is enabled, else the platform default when
+    enabled, else the first enabled model the SDK still serves (routers issue 13: the
+    generic agent used the platform default even where the organization disabled it)."""
+    allowed = enabled_models(org_settings)
+    llm = org_settings.get("llm") if isinstance(org_settings, dict) else None
+    preferred = llm.get("default_model") if isinstance(llm, dict) else None
+    for model in (preferred, settings.ANTHROPIC_DEFAULT_MODEL):
+        if isinstance(model, str) and model and (allowed is None or model in allowed):
+            return model
+    choosable = choosable_models(org_settings, date.today())
+    if choosable:
+        return choosable[0][0]
+    return sorted(allowed)[0] if allowed else settings.ANTHROPIC_DEFAULT_MODEL
+
+
+def generic_agent_config(organization_name: str, org_settings: object = None) -> AgentConfig:
+    """No agent for this turn: answer with the platform's generic assistant, on a model
+    the organization's LLM settings allow."""
     return AgentConfig(
         agent_id=None,
         version_id=None,
@@ -64,7 +84,7 @@ def generic_agent_config(organization_name: str) -> AgentConfig:
             "Brasil, com cordialidade e objetividade, usando a base de conhecimento."
         ),
         provider="anthropic",
-        model=settings.ANTHROPIC_DEFAULT_MODEL,
+        model=generic_model(org_settings),
         max_steps=4,
         history_window=20,
         handoff_keywords=(),

@@ -4,7 +4,8 @@ The routers pages and API are the write path of routers, members, labelled phras
 quality runs (their services validate members, keep one router per channel and touch the
 members cache), so the admin reads them. Deleting a router or a labelled phrase goes
 through the same services as the pages (``router_delete``, ``labelled_phrase_delete``),
-each with its AuditLog row. Decisions are telemetry: read-only.
+each with its AuditLog row. Decisions are telemetry: read-only. Suggestions are accepted
+or rejected on the router page (``suggestion_accept`` / ``suggestion_reject``): read-only.
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from django.http import HttpRequest
 
 from accounts.admin import ReadOnlyAdmin, ReadOnlyInline
 from routers import services
-from routers.models import LabelledPhrase, QualityRun, Router, RouterDecision, RouterMember
+from routers.models import (
+    LabelledPhrase,
+    QualityRun,
+    Router,
+    RouterDecision,
+    RouterMember,
+    RouterSuggestion,
+)
 
 
 class DeleteThroughServiceAdmin(ReadOnlyAdmin):
@@ -95,3 +103,11 @@ class QualityRunAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "router", "status", "processed", "total"]
     list_filter = ["status"]
     raw_id_fields = ["router", "created_by"]
+
+
+@admin.register(RouterSuggestion)
+class RouterSuggestionAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "text", "intent_name", "status", "router"]
+    list_filter = ["status"]
+    search_fields = ["text"]
+    raw_id_fields = ["router", "conversation", "decided_by"]

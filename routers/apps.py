@@ -9,4 +9,8 @@ class RoutersConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers this app's task names for ``dispatch.enqueue`` in web processes too.
-        from routers import tasks  # noqa: F401
+        # Workers load the sentence encoder when they start, not on their first turn.
+        from routers import (
+            signals,  # noqa: F401
+            tasks,  # noqa: F401
+        )

@@ -2,8 +2,11 @@
 ``routers.classification`` (its local classifier, then its LLM when unsure) with the LLM
 client this workspace and organization allow.
 
-The local classifier is trained once per distinct set of intents (the fingerprint cache
-of ``get_or_train``), so a router is retrained only when its members change. The LLM
+The local stage is the semantic head (``classification.local``: sentence embeddings of
+the members' examples and the router's labelled phrases, calibrated per router), or the
+lexical classifier when the encoder cannot load. It is trained once per distinct training
+set (a fingerprint cache), so a router is retrained only when its members or phrases
+change. The LLM
 stage goes through the model seam (``model_calls.model_client``) with purpose ``intent_router``
 and the router's ``classifier_model``; every call lands in the ``LlmCall`` ledger through
 the recorder given here. With no API key the workspace is offline and the local verdict
@@ -12,6 +15,7 @@ decides alone.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,8 +29,13 @@ from conversation.llm.base import (
     ModelRequest,
     ModelResponse,
 )
-from routers.classification import CascadeResult, classify, local_classifier_for
+from conversation.llm.catalog import enabled_models
+from routers.classification import CascadeResult, classify
+from routers.classification.encoder import get_encoder
+from routers.classification.local import local_classifier_for
 from routers.loaders import LoadedRouter
+
+log = logging.getLogger(__name__)
 
 
 class LlmModelNotEnabled(LlmInvalidRequest):
@@ -47,17 +56,6 @@ class _DisabledModel:
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         raise LlmModelNotEnabled(f"model {self._model} is not enabled for this organization")
-
-
-def enabled_models(org_settings: object) -> frozenset[str] | None:
-    """``settings["llm"]["enabled_models"]`` when the organization restricts its models."""
-    if not isinstance(org_settings, Mapping):
-        return None
-    llm = org_settings.get("llm")
-    models = llm.get("enabled_models") if isinstance(llm, Mapping) else None
-    if not isinstance(models, list):
-        return None
-    return frozenset(str(m) for m in models)
 
 
 def classifier_client(
@@ -90,9 +88,15 @@ def classify_message(
     return classify(
         message,
         intents=intents,
-        local=local_classifier_for(intents),
+        local=local_classifier_for(intents, router.phrases),
         llm=classifier_client(recorder, model=router.classifier_model, org_settings=org_settings),
         model=router.classifier_model,
         local_accept_threshold=router.local_accept_threshold,
         context={**context, "router_id": str(router.id)},
     )
+
+
+def warm_up() -> None:
+    """Load the sentence encoder now (worker start), not on a customer's first turn.
+    Cheap when it is already loaded; with no encoder the lexical classifier needs none."""
+    get_encoder()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 # Colour-blind-safe palette (Okabe-Ito, without the near-white); "no intent" is grey.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
 NO_INTENT_COLOR = "#9AA0A6"
-NO_INTENT_LABEL = "sem intenção"
+NO_INTENT_LABEL = "sem intenção (reserva ou padrão)"
 
 
 @dataclass(frozen=True)

@@ -91,10 +91,18 @@ LABELLED = [
     ("obrigado!", "none"),
 ]
 
+# What the LLM decided for messages the local stage was unsure of: the router page shows
+# them for an admin to accept or reject (offline, no LLM ever runs, so the demo seeds two).
+SUGGESTED = [
+    ("vcs entregam no sábado? meu cel é (11) 98765-4321", "vendas", 0.92),
+    ("o app fica só carregando e não sai disso", "suporte", 0.88),
+]
+
 
 def seed_demo_routers(org: Organization, actor: Any) -> Router | None:
     """A router "Atendimento" on the channel "Simulador" over Vendas, Suporte and a new
-    Financeiro agent, with Suporte as fallback and a starter set of labelled phrases."""
+    Financeiro agent, with Suporte as fallback, a starter set of labelled phrases and two
+    suggested phrases waiting for review."""
     channel = ChannelSession.objects.filter(organization=org, name="Simulador").first()
     if channel is None:
         return None
@@ -127,4 +135,8 @@ def seed_demo_routers(org: Organization, actor: Any) -> Router | None:
         )
         if not LabelledPhrase.objects.filter(router=router).exists():
             services.labelled_phrases_replace(router=router, actor=actor, phrases=LABELLED)
+        for text, intent, confidence in SUGGESTED:
+            services.suggestion_record(
+                router=router, text=text, intent_name=intent, confidence=confidence
+            )
     return router

@@ -35,13 +35,15 @@ from django.db.models import (
 )
 
 from conversation.agents import AgentConfig, agent_config_from_version
-from conversation.models import ChannelSession
+from conversation.models import Agent, ChannelSession
 from routers.classification import IntentOption
+from routers.classification.phrase import Phrase, phrases_from_pairs
 from routers.models import (
     DEFAULT_CLASSIFIER_MODEL,
     DEFAULT_LOCAL_ACCEPT_THRESHOLD,
     DEFAULT_MIN_CONFIDENCE,
     DEFAULT_STICKY,
+    LabelledPhrase,
     Router,
     RouterMember,
 )
@@ -114,6 +116,9 @@ class LoadedRouter:
     config: RouterConfig
     fallback_agent_id: uuid.UUID | None
     members: tuple[LoadedMember, ...]
+    # What teaches the local stage besides the members' examples: the labelled phrases,
+    # admin-accepted suggestions among them (DESIGN §10.5).
+    phrases: tuple[Phrase, ...] = ()
 
     @property
     def classifier_model(self) -> str:
@@ -167,6 +172,16 @@ def load_members(router_id: uuid.UUID, organization_id: uuid.UUID) -> tuple[Load
     )
 
 
+def load_phrases(router_id: uuid.UUID, organization_id: uuid.UUID) -> tuple[Phrase, ...]:
+    """The router's labelled phrases, oldest first (a later relabel wins)."""
+    rows = (
+        LabelledPhrase.objects.filter(router_id=router_id, organization_id=organization_id)
+        .order_by("created_at", "id")
+        .values_list("text", "intent_name")
+    )
+    return phrases_from_pairs(rows)
+
+
 def load_router(router: Router) -> LoadedRouter:
     """A router as the resolver sees it, active or not (pages and API test it)."""
     return LoadedRouter(
@@ -176,32 +191,60 @@ def load_router(router: Router) -> LoadedRouter:
         config=parse_router_config(router.config),
         fallback_agent_id=router.fallback_agent_id,
         members=load_members(router.pk, router.organization_id),
+        phrases=load_phrases(router.pk, router.organization_id),
     )
 
 
+# The router's row stamp moves whenever its phrases change (services touch it), so one
+# key covers members and phrases.
 MembersKey = tuple[uuid.UUID, datetime, datetime | None, int]
+Taught = tuple[tuple[LoadedMember, ...], tuple[Phrase, ...]]
 _CACHE_SIZE = 256
-_members_cache: OrderedDict[MembersKey, tuple[LoadedMember, ...]] = OrderedDict()
+_members_cache: OrderedDict[MembersKey, Taught] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def _cached_members(key: MembersKey, organization_id: uuid.UUID) -> tuple[LoadedMember, ...]:
+def _cached_members(key: MembersKey, organization_id: uuid.UUID) -> Taught:
     with _cache_lock:
         hit = _members_cache.get(key)
         if hit is not None:
             _members_cache.move_to_end(key)
             return hit
-    members = load_members(key[0], organization_id)
+    taught = (load_members(key[0], organization_id), load_phrases(key[0], organization_id))
     with _cache_lock:
-        _members_cache[key] = members
+        _members_cache[key] = taught
         while len(_members_cache) > _CACHE_SIZE:
             _members_cache.popitem(last=False)
-    return members
+    return taught
+
+
+# Published agent configs by (agent, published version, agent name): a version never
+# changes once published, so the stamp read with the channel's routing query is enough
+# to trust the cached config; a sticky turn then reads no agent row.
+AgentKey = tuple[uuid.UUID, uuid.UUID, str]
+_agents_cache: OrderedDict[AgentKey, AgentConfig] = OrderedDict()
+
+
+def remember_agent(config: AgentConfig | None) -> None:
+    if config is None or config.agent_id is None or config.version_id is None:
+        return
+    key: AgentKey = (config.agent_id, config.version_id, config.name)
+    with _cache_lock:
+        _agents_cache[key] = config
+        _agents_cache.move_to_end(key)
+        while len(_agents_cache) > _CACHE_SIZE:
+            _agents_cache.popitem(last=False)
+
+
+def cached_agent(key: AgentKey) -> AgentConfig | None:
+    with _cache_lock:
+        return _agents_cache.get(key)
 
 
 def clear_members_cache() -> None:
     with _cache_lock:
         _members_cache.clear()
+        _agents_cache.clear()
 
 
 @dataclass(frozen=True)
@@ -212,12 +255,19 @@ class ChannelRouting:
 
     router: LoadedRouter | None
     channel_agent: AgentConfig | None
+    # The sticky agent's config when the process already had it for its published version.
+    sticky_agent: AgentConfig | None = None
 
 
-def load_channel_routing(channel: ChannelSession) -> ChannelRouting:
+def load_channel_routing(
+    channel: ChannelSession, sticky_agent_id: uuid.UUID | None = None
+) -> ChannelRouting:
     """One query: the channel with its agent and published version, and its active
     router's row (and members stamp) as correlated subqueries on the partial unique index.
-    A channel without a router thus costs a turn no query more than before routers."""
+    A channel without a router thus costs a turn no query more than before routers.
+
+    With ``sticky_agent_id`` the same query reads that agent's published version and name,
+    so a cached config of it (``remember_agent``) answers without another query."""
     active = Router.objects.filter(channel=OuterRef("pk"), is_active=True).order_by()
     members = RouterMember.objects.filter(
         router__channel=OuterRef("pk"), router__is_active=True
@@ -243,6 +293,7 @@ def load_channel_routing(channel: ChannelSession) -> ChannelRouting:
                 members.values("router").annotate(n=Count("pk")).values("n")[:1],
                 output_field=IntegerField(),
             ),
+            **_sticky_stamp(channel, sticky_agent_id),
         )
         .first()
     )
@@ -263,7 +314,7 @@ def load_channel_routing(channel: ChannelSession) -> ChannelRouting:
         data.members_stamp,
         data.members_count or 0,
     )
-    loaded = _cached_members(key, channel.organization_id) if key[3] else ()
+    loaded, phrases = _cached_members(key, channel.organization_id) if key[3] else ((), ())
     router = LoadedRouter(
         id=data.router_id,
         organization_id=channel.organization_id,
@@ -271,8 +322,25 @@ def load_channel_routing(channel: ChannelSession) -> ChannelRouting:
         config=parse_router_config(data.router_config),
         fallback_agent_id=data.router_fallback_id,
         members=loaded,
+        phrases=phrases,
     )
-    return ChannelRouting(router=router, channel_agent=channel_agent)
+    sticky = None
+    if sticky_agent_id is not None and getattr(data, "sticky_version_id", None) is not None:
+        sticky = cached_agent((sticky_agent_id, data.sticky_version_id, data.sticky_name or ""))
+    remember_agent(channel_agent)
+    return ChannelRouting(router=router, channel_agent=channel_agent, sticky_agent=sticky)
+
+
+def _sticky_stamp(channel: ChannelSession, agent_id: uuid.UUID | None) -> dict[str, Subquery]:
+    if agent_id is None:
+        return {}
+    agent = Agent.objects.filter(organization_id=channel.organization_id, pk=agent_id).order_by()
+    return {
+        "sticky_version_id": Subquery(
+            agent.values("published_version_id")[:1], output_field=UUIDField()
+        ),
+        "sticky_name": Subquery(agent.values("name")[:1], output_field=CharField()),
+    }
 
 
 def load_active_router(channel: ChannelSession) -> LoadedRouter | None:

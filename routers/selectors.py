@@ -19,6 +19,8 @@ from routers.models import (
     Router,
     RouterDecision,
     RouterMember,
+    RouterSuggestion,
+    SuggestionStatus,
 )
 
 CHART_DAYS = 14
@@ -68,18 +70,39 @@ class OutcomeCount:
     count: int
 
 
+# Outcomes where no intent got the message: the chart counts them as such, never under
+# the intent the classifier scored too low (three greetings are not "financeiro: 3").
+UNROUTED_OUTCOMES = frozenset(
+    {DecisionOutcome.FALLBACK, DecisionOutcome.NO_MATCH, DecisionOutcome.CLASSIFIER_FAILED}
+)
+
+
 @dataclass(frozen=True)
 class DecisionStats:
     since: dt.date
     days: tuple[dt.date, ...]
     total: int
     outcomes: tuple[OutcomeCount, ...]
-    # intent ("" = no intent) -> one count per day of ``days``
+    # intent ("" = no intent: fallback or generic) -> one count per day of ``days``
     intent_mix: dict[str, list[int]]
+    # who decided the classified messages, per day: "local" and "llm" -> counts
+    stage_mix: dict[str, list[int]]
+
+    @property
+    def local_share(self) -> float | None:
+        """Of the messages a classifier decided, the share the local stage decided."""
+        local, llm = sum(self.stage_mix.get("local", ())), sum(self.stage_mix.get("llm", ()))
+        return local / (local + llm) if local + llm else None
+
+    @property
+    def local_percent(self) -> int | None:
+        share = self.local_share
+        return None if share is None else round(100 * share)
 
 
 def decision_stats(router: Router, *, days: int = CHART_DAYS) -> DecisionStats:
-    """Outcome counts and the intent mix per day over the last ``days`` days. 2 queries."""
+    """Outcome counts, the intent mix and the deciding stage per day over the last
+    ``days`` days. 2 queries."""
     today = timezone.localdate()
     since = today - dt.timedelta(days=days - 1)
     tz = timezone.get_current_timezone()
@@ -96,21 +119,27 @@ def decision_stats(router: Router, *, days: int = CHART_DAYS) -> DecisionStats:
     day_list = tuple(since + dt.timedelta(days=i) for i in range(days))
     index = {d: i for i, d in enumerate(day_list)}
     mix: dict[str, list[int]] = {}
+    stages: dict[str, list[int]] = {"local": [0] * days, "llm": [0] * days}
     rows = (
         window.annotate(day=TruncDate("created_at", tzinfo=tz))
         .order_by()
-        .values_list("day", "intent_name")
+        .values_list("day", "intent_name", "outcome", "stage")
         .annotate(n=Count("pk"))
     )
-    for day, intent, n in rows:
-        if day in index:
-            mix.setdefault(intent or "", [0] * days)[index[day]] += n
+    for day, intent, outcome, stage, n in rows:
+        if day not in index:
+            continue
+        subject = "" if outcome in UNROUTED_OUTCOMES else (intent or "")
+        mix.setdefault(subject, [0] * days)[index[day]] += n
+        if stage in stages:
+            stages[stage][index[day]] += n
     return DecisionStats(
         since=since,
         days=day_list,
         total=sum(by_outcome.values()),
         outcomes=outcomes,
         intent_mix=dict(sorted(mix.items(), key=lambda kv: (kv[0] == "", kv[0]))),
+        stage_mix=stages,
     )
 
 
@@ -120,3 +149,21 @@ def latest_decisions(router: Router, limit: int = LATEST_DECISIONS) -> list[Rout
         .select_related("agent")
         .order_by("-created_at")[:limit]
     )
+
+
+PENDING_SUGGESTIONS_SHOWN = 20
+
+
+def pending_suggestions(
+    router: Router, limit: int = PENDING_SUGGESTIONS_SHOWN
+) -> list[RouterSuggestion]:
+    """The newest suggestions waiting for an admin."""
+    return list(
+        RouterSuggestion.objects.filter(router=router, status=SuggestionStatus.PENDING).order_by(
+            "-created_at"
+        )[:limit]
+    )
+
+
+def pending_suggestion_count(router: Router) -> int:
+    return RouterSuggestion.objects.filter(router=router, status=SuggestionStatus.PENDING).count()

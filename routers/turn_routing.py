@@ -15,16 +15,23 @@ from __future__ import annotations
 
 import logging
 import uuid
+from contextlib import nullcontext
 from typing import Any
 
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from conversation.agents import load_published_agent_config, load_published_agent_config_by_id
+from conversation.agents import (
+    AgentConfig,
+    load_published_agent_config,
+    load_published_agent_config_by_id,
+)
 from conversation.llm.base import CallRecorder
 from conversation.models import ChannelSession, Conversation, Turn
 from routers.cascade_runner import classify_message
-from routers.loaders import ChannelRouting, LoadedRouter, load_channel_routing
+from routers.classification import CascadeResult
+from routers.classification.learning import suggested_intent
+from routers.loaders import ChannelRouting, LoadedRouter, load_channel_routing, remember_agent
 from routers.models import RouterDecision
 from routers.resolver import (
     UNEXPECTED_ERROR,
@@ -33,6 +40,7 @@ from routers.resolver import (
     TurnInput,
     resolve_turn_agent,
 )
+from routers.services.suggestions import suggestion_record
 
 log = logging.getLogger(__name__)
 
@@ -41,27 +49,55 @@ log = logging.getLogger(__name__)
 _SUBJECT_OUTCOMES = frozenset({"classified", "reclassified", "sticky"})
 
 
+class _Seen:
+    """What one turn's routing read: its channel routing and the classifier's verdict
+    (the verdict feeds the suggestions; the resolution only keeps what routing needs)."""
+
+    def __init__(self) -> None:
+        self.routing: ChannelRouting | None = None
+        self.router: LoadedRouter | None = None
+        self.verdict: CascadeResult | None = None
+        self.signal: str = ""
+
+
 def turn_deps(
-    conversation: Conversation, *, recorder: CallRecorder, context: dict[str, Any]
+    conversation: Conversation,
+    *,
+    recorder: CallRecorder,
+    context: dict[str, Any],
+    seen: _Seen | None = None,
 ) -> ResolverDeps:
     org_settings = conversation.organization.settings
-    loaded: dict[str, ChannelRouting] = {}
+    state = seen if seen is not None else _Seen()
+    sticky_id = conversation.active_agent_id
 
     def routing(channel: ChannelSession) -> ChannelRouting:
-        # The router and the channel's agent come from one query, read once per turn.
-        if "routing" not in loaded:
-            loaded["routing"] = load_channel_routing(channel)
-        return loaded["routing"]
+        # The router, the channel's agent and the sticky agent's version stamp come from
+        # one query, read once per turn.
+        if state.routing is None:
+            state.routing = load_channel_routing(channel, sticky_agent_id=sticky_id)
+            state.router = state.routing.router
+        return state.routing
 
-    def classify(router: LoadedRouter, text: str) -> Any:
-        return classify_message(
+    def classify(router: LoadedRouter, text: str) -> CascadeResult:
+        state.signal = text
+        state.verdict = classify_message(
             router, text, recorder=recorder, org_settings=org_settings, context=context
         )
+        return state.verdict
+
+    def agent_by_id(organization_id: uuid.UUID, agent_id: uuid.UUID) -> AgentConfig | None:
+        cached = state.routing.sticky_agent if state.routing is not None else None
+        if cached is not None and cached.agent_id == agent_id:
+            return cached
+        config = load_published_agent_config_by_id(organization_id, agent_id)
+        remember_agent(config)
+        return config
 
     return ResolverDeps(
         load_active_router=lambda channel: routing(channel).router,
         classify=classify,
-        load_agent_by_id=load_published_agent_config_by_id,
+        load_agent_by_id=agent_by_id,
         load_channel_agent=lambda channel: routing(channel).channel_agent,
     )
 
@@ -85,11 +121,15 @@ def route_turn(
         sticky_agent_id=conversation.active_agent_id,
         sticky_intent=conversation.active_intent or None,
     )
-    deps = turn_deps(conversation, recorder=recorder, context=context)
+    seen = _Seen()
+    deps = turn_deps(conversation, recorder=recorder, context=context, seen=seen)
     try:
         # A savepoint: a database error swallowed inside the resolver must not poison
-        # the turn's transaction.
-        with transaction.atomic():
+        # the turn's transaction — only when there is one. Outside it (the turn's decide
+        # step) no transaction may stay open across the classifier's model call: on SQLite
+        # (IMMEDIATE) it would hold the write lock, on PostgreSQL a pooled connection.
+        guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+        with guard:
             resolution = resolve_turn_agent(turn_input, deps)
     except DatabaseError:
         log.exception("router resolution rolled back", extra=context)
@@ -103,7 +143,34 @@ def route_turn(
         )
     if resolution.router_id is not None:
         _record(conversation, turn, resolution)
+        _suggest(conversation, seen)
     return resolution
+
+
+def _suggest(conversation: Conversation, seen: _Seen) -> None:
+    """An LLM verdict on a message the local stage was unsure of becomes a suggested
+    phrase for an admin to accept or reject (DESIGN §10.5); nothing is learned here."""
+    router, verdict = seen.router, seen.verdict
+    if router is None or verdict is None:
+        return
+    intent = suggested_intent(verdict, min_confidence=router.min_confidence)
+    if intent is None:
+        return
+    try:
+        with transaction.atomic():
+            suggestion_record(
+                router=router,
+                text=seen.signal,
+                intent_name=intent,
+                confidence=verdict.confidence,
+                local_intent=verdict.local_intent,
+                local_confidence=verdict.local_confidence,
+                conversation_id=conversation.pk,
+            )
+    except DatabaseError:
+        log.warning(
+            "router suggestion not recorded", extra={"conversation_id": str(conversation.pk)}
+        )
 
 
 def _channel_agent(conversation: Conversation) -> Any:

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from routers import views
+from routers.views import suggestions as suggestion_views
 
 app_name = "routers"
 urlpatterns = [
@@ -30,5 +31,15 @@ urlpatterns = [
         "<uuid:router_id>/qualidade/<uuid:run_id>/aplicar/",
         views.router_apply_suggestion,
         name="router_apply_suggestion",
+    ),
+    path(
+        "<uuid:router_id>/sugestoes/<uuid:suggestion_id>/aceitar/",
+        suggestion_views.suggestion_accept,
+        name="router_suggestion_accept",
+    ),
+    path(
+        "<uuid:router_id>/sugestoes/<uuid:suggestion_id>/recusar/",
+        suggestion_views.suggestion_reject,
+        name="router_suggestion_reject",
     ),
 ]

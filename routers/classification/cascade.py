@@ -37,7 +37,9 @@ def local_training_set(intents: Sequence[IntentOption]) -> dict[str, list[str]]:
 
 
 def local_classifier_for(intents: Sequence[IntentOption]) -> LocalClassifier:
-    """The router's local classifier, trained once per distinct set of intents."""
+    """The lexical classifier for these intents, trained once per distinct set of intents.
+    Not the product's local stage: that is ``classification.local.local_classifier_for``
+    (the semantic head, with this classifier as its fallback and inside its scores)."""
     return get_or_train(local_training_set(intents))
 
 

@@ -5,7 +5,8 @@ quality run task) are scheduled by task name on commit.
 The package by topic: ``editing`` (routers and their intents), ``phrases`` (the labelled
 set), ``dry_run`` (the classification test: it writes no decision, though its model calls
 still land in the LlmCall ledger, since they cost the same), ``quality_runs`` (queue and
-execute a run). Reads live in ``routers.selectors`` and ``routers.loaders``; the pure
+execute a run), ``suggestions`` (LLM verdicts an admin accepts into the labelled set).
+Reads live in ``routers.selectors`` and ``routers.loaders``; the pure
 scoring of a run in ``routers.quality``. Callers import this package:
 ``services.router_create(...)``.
 """
@@ -32,6 +33,12 @@ from .phrases import (
     labelled_phrases_replace,
 )
 from .quality_runs import quality_run_execute, quality_run_start
+from .suggestions import (
+    MAX_PENDING_SUGGESTIONS,
+    suggestion_accept,
+    suggestion_record,
+    suggestion_reject,
+)
 
 __all__ = [
     "ALREADY_EXISTS_MESSAGE",
@@ -39,6 +46,7 @@ __all__ = [
     "MAX_EXAMPLE_CHARS",
     "MAX_LABELLED_PHRASES",
     "MAX_MEMBERS",
+    "MAX_PENDING_SUGGESTIONS",
     "MemberSpec",
     "RouterTestResult",
     "labelled_phrase_delete",
@@ -52,4 +60,7 @@ __all__ = [
     "router_members_replace",
     "router_save",
     "router_update",
+    "suggestion_accept",
+    "suggestion_record",
+    "suggestion_reject",
 ]

@@ -1,4 +1,6 @@
-"""The labelled phrases of a router: the set the quality loop measures it against."""
+"""The labelled phrases of a router: the set the quality loop measures it against, and
+what teaches its local stage (every change moves the router's stamp, so each process
+retrains the head on its next turn)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ from accounts.services import audit_log_write
 from routers.classification import NONE_INTENT
 from routers.errors import RouterInvalid
 from routers.models import LabelledPhrase, Router, RouterMember
+
+from ._stamp import touch_router
 
 MAX_LABELLED_PHRASES = 2000
 
@@ -54,6 +58,7 @@ def labelled_phrases_replace(
                 for text, intent in clean
             ]
         )
+        touch_router(router.pk)
         audit_log_write(
             organization=router.organization_id,
             actor=actor,
@@ -95,6 +100,7 @@ def labelled_phrases_add(*, router: Router, actor: Any, phrases: Sequence[tuple[
         total = LabelledPhrase.objects.filter(router=router).count()
         if total > MAX_LABELLED_PHRASES:
             raise RouterInvalid(f"No máximo {MAX_LABELLED_PHRASES} frases rotuladas por roteador.")
+        touch_router(router.pk)
         audit_log_write(
             organization=router.organization_id,
             actor=actor,
@@ -115,3 +121,4 @@ def labelled_phrase_delete(*, phrase: LabelledPhrase, actor: Any) -> None:
             diff={"router_id": str(phrase.router_id), "intent": phrase.intent_name},
         )
         phrase.delete()
+        touch_router(phrase.router_id)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from routers.charts import NO_INTENT_COLOR, stacked_bars
+from routers.charts import NO_INTENT_COLOR, NO_INTENT_LABEL, stacked_bars
 
 DAYS = tuple(dt.date(2026, 11, 1) + dt.timedelta(days=i) for i in range(3))
 
@@ -21,11 +21,11 @@ def test_bars_stack_per_day_with_heights_proportional_to_counts():
     assert day0[0].height == day0[1].height
     assert day0[1].y + day0[1].height == pytest.approx(day0[0].y)  # suporte sits on top of vendas
     assert not [b for b in chart.bars if b.day == DAYS[1]]
-    assert {b.color for b in chart.bars if b.label == "sem intenção"} == {NO_INTENT_COLOR}
+    assert {b.color for b in chart.bars if b.label == NO_INTENT_LABEL} == {NO_INTENT_COLOR}
     assert [(i.label, i.total) for i in chart.legend] == [
         ("vendas", 3),
         ("suporte", 2),
-        ("sem intenção", 1),
+        (NO_INTENT_LABEL, 1),
     ]
 
 

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from conversation.models import AgentVersion, ChannelSession, Turn
-from routers.models import LabelledPhrase, Router, RouterDecision
+from routers.models import LabelledPhrase, Router, RouterDecision, RouterSuggestion
 from tests.conftest import simulator_post
 
 
@@ -26,6 +26,9 @@ def test_seed_demo_creates_one_router_over_three_agents_and_is_idempotent(db):
     assert members == {"vendas": "Vendas", "suporte": "Suporte", "financeiro": "Financeiro"}
     assert all(len(m.examples) >= 8 for m in router.members.all())
     assert LabelledPhrase.objects.filter(router=router).count() >= 10
+    # two suggested phrases wait for review, the phone number already stripped
+    texts = sorted(RouterSuggestion.objects.filter(router=router).values_list("text", flat=True))
+    assert len(texts) == 2 and "vcs entregam no sábado? meu cel é [telefone]" in texts
 
 
 def test_demo_simulator_shows_routing_stickiness_and_a_change_of_subject(

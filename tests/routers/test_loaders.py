@@ -58,7 +58,7 @@ def test_load_active_router_with_malformed_config_falls_back_to_defaults(world):
     assert loaded.classifier_model == "claude-haiku-4-5"
     assert loaded.sticky is True
     assert loaded.min_confidence == 0.6
-    assert loaded.local_accept_threshold == 0.85
+    assert loaded.local_accept_threshold == 0.9
     assert loaded.members == ()
 
 
@@ -81,7 +81,7 @@ def test_members_are_read_once_then_cached_until_they_change(world):
     member.save()
     with CaptureQueriesContext(connection) as changed:
         reloaded = load_active_router(world.channel_a)
-    assert len(changed.captured_queries) == 2  # stamp changed: members read again
+    assert len(changed.captured_queries) == 3  # stamp changed: members and phrases read again
     assert reloaded.members[0].intent_description == "Problemas técnicos de qualquer tipo."
 
     member.delete()

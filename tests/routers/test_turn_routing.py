@@ -180,14 +180,16 @@ def test_proof_scenario_classified_sticky_reclassified_then_deactivated(
     assert conversation.active_intent == "suporte"
 
     # Routing-step queries (savepoints aside); a turn without routing ran 1 (the channel's
-    # agent config), which now also carries the router row and members stamp.
-    # classified (cold members cache): channel+router · members · agent config
-    #   · sticky update · decision insert = 5 (adds 4)
-    # sticky: channel+router · agent config · decision insert = 3 (adds 2)
+    # agent config), which now also carries the router row, its members stamp and the
+    # sticky agent's published version.
+    # classified (cold cache): channel+router · members · phrases · agent config
+    #   · sticky update · decision insert = 6 (adds 5)
+    # sticky: channel+router (the agent's config cached for its version) · decision
+    #   insert = 2 (adds 1)
     # reclassified: channel+router · agent config · sticky update · decision insert = 4
     #   (adds 3)
     # deactivated: channel+router (none) = 1 (adds 0)
-    assert [len(q) for q in route_queries] == [5, 3, 4, 1], route_queries
+    assert [len(q) for q in route_queries] == [6, 2, 4, 1], route_queries
 
 
 def test_unknown_first_message_goes_to_the_fallback_then_a_clear_intent_is_classified(
@@ -244,9 +246,10 @@ def test_a_routed_turn_stays_within_its_query_budget(
         q["sql"] for q in ctx.captured_queries if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
     ]
     routing_sql = [q for q in data if "routers_" in q]
-    # channel+router · decision insert (then the agent config by id)
+    # channel+router (with the sticky agent's version stamp) · decision insert
     assert len(routing_sql) == 2, "\n".join(routing_sql)
-    # the unrouted turn's budget (tests/conversation/test_turns.py: 11) plus the sticky
-    # turn's two: agent config by id · decision insert
+    # the unrouted turn's budget (tests/conversation/test_turns.py: 12, since the open
+    # cases query joined it) plus the sticky turn's one: the decision insert. The sticky
+    # agent's config comes from the process cache, keyed by its published version.
     assert len(data) <= 13, "\n".join(data)
     assert Turn.objects.get(trigger_key=str(message.pk)).trace["route"]["outcome"] == "sticky"

@@ -3,7 +3,8 @@ telemetry with its chart, and the quality loop.
 
 Roles (intent-router Task 7): managers see routers and test classification; admins
 configure them. Thin views: parse, authorize (``role_required`` + ``access``), call one
-service, render. htmx POSTs answer with the re-rendered fragment.
+service, render. htmx POSTs answer with the re-rendered fragment. The suggested phrases'
+buttons live in ``routers.views.suggestions``.
 """
 
 from __future__ import annotations
@@ -94,6 +95,10 @@ def _edit_context(
         "can_edit": can_edit,
         "test_form": RouterTestForm(),
         "intent_choices": intent_choices(intents),
+        # The suggested phrases (routers.views.suggestions answers their buttons).
+        "suggestions": selectors.pending_suggestions(router) if router else [],
+        "suggestion_count": selectors.pending_suggestion_count(router) if router else 0,
+        "suggestion_choices": intent_choices(intents),
     }
 
 
@@ -213,6 +218,14 @@ def router_decisions(request: PageRequest, router_id: uuid.UUID) -> HttpResponse
         "router": router,
         "stats": stats,
         "chart": stacked_bars(stats.days, stats.intent_mix),
+        "stage_chart": stacked_bars(
+            stats.days,
+            {
+                str(_("classificador local")): stats.stage_mix["local"],
+                str(_("modelo de linguagem")): stats.stage_mix["llm"],
+            },
+            height=160,
+        ),
         "decisions": selectors.latest_decisions(router),
     }
     return render(request, "routers/decisions.html", context)

@@ -1,0 +1,86 @@
+"""The router page's suggested phrases: an admin accepts (as suggested, or as another
+intent) or rejects each in one click; accepted phrases join the labelled set and teach
+the local stage from the next turn on (DESIGN §10.5).
+
+Kept apart from the other router pages (``routers.views``, near its size limit); the same
+thin shape: authorize, call one service, answer htmx with the re-rendered list.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from accounts.access import access, role_required
+from routers import selectors, services
+from routers.errors import RouterError
+from routers.forms import intent_choices
+from routers.models import Router, RouterSuggestion, SuggestionStatus
+from routers.views import PageRequest
+
+
+def suggestions_context(router: Router, *, can_edit: bool) -> dict[str, Any]:
+    """What ``routers/_suggestions.html`` needs (the router page includes it too)."""
+    names = [m.intent_name for m in selectors.router_members(router)]
+    return {
+        "router": router,
+        "suggestions": selectors.pending_suggestions(router),
+        "suggestion_count": selectors.pending_suggestion_count(router),
+        "suggestion_choices": intent_choices(names),
+        "can_edit": can_edit,
+    }
+
+
+def _suggestion(request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID) -> Any:
+    router = access(Router.objects.all(), request.membership, for_write_role="admin", pk=router_id)
+    suggestion = access(
+        RouterSuggestion.objects.all(),
+        request.membership,
+        pk=suggestion_id,
+        router=router,
+        status=SuggestionStatus.PENDING,
+    )
+    return router, suggestion
+
+
+def _answer(request: PageRequest, router: Router) -> HttpResponse:
+    if request.htmx:
+        context = suggestions_context(router, can_edit=True)
+        return render(request, "routers/_suggestions.html", context)
+    return redirect("routers:router_edit", router_id=router.pk)
+
+
+@role_required("admin")
+@require_POST
+def suggestion_accept(
+    request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID
+) -> HttpResponse:
+    router, suggestion = _suggestion(request, router_id, suggestion_id)
+    try:
+        services.suggestion_accept(
+            suggestion=suggestion,
+            actor=request.user,
+            intent_name=str(request.POST.get("intent_name", "")).strip(),
+        )
+    except RouterError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, _("Frase aceita: o roteador já aprende com ela."))
+    return _answer(request, router)
+
+
+@role_required("admin")
+@require_POST
+def suggestion_reject(
+    request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID
+) -> HttpResponse:
+    router, suggestion = _suggestion(request, router_id, suggestion_id)
+    services.suggestion_reject(suggestion=suggestion, actor=request.user)
+    messages.success(request, _("Sugestão recusada: ela não será sugerida de novo."))
+    return _answer(request, router)
