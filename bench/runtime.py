@@ -8,7 +8,9 @@ Dialogue figures (each dialogue with the offline classifier and with the scripte
 on a scratch SQLite file): ``runtime.dialogues`` (runs), ``runtime.dialogues.wrong_actions``
 (backend actions without a consent naming them, target 0), ``runtime.dialogues.dead_ends``
 (an expected action or answer that never came, or a closure with a request pending,
-target 0), ``runtime.dialogues.failed`` (runs with any failed expectation).
+target 0), ``runtime.dialogues.failed`` (runs with any failed expectation), and the
+fallback rate over the runtime's live turns, as ``conversation.runtime_adapters.telemetry``
+reads it (``runtime.dialogues.fallback_rate``: the orchestrator answered).
 """
 
 from __future__ import annotations
@@ -154,18 +156,24 @@ def dialogue_figures() -> None:
         from django.test.utils import setup_test_environment
 
         from conversation import dispatch
+        from conversation.models import Turn
+        from conversation.runtime_adapters.telemetry import OutcomeCounts, outcomes_of_traces
         from tests.runtime_dialogues.harness import MODES, load_suite, run_dialogue
 
         setup_test_environment()
         dispatch.background_thread_enabled = False
         suite = load_suite()
         runs = wrong = dead = failed = 0
+        outcomes: list[OutcomeCounts] = []
         for dialogue in suite.dialogues:
             for mode in MODES:
                 if mode not in dialogue.modes:
                     continue
                 with transaction.atomic():
                     run = run_dialogue(dialogue, mode, suite)
+                    # The telemetry's own reading of the run's turns (the fallback rate).
+                    traces = Turn.objects.values_list("trace", flat=True)
+                    outcomes.append(outcomes_of_traces(traces))
                     transaction.set_rollback(True)
                 runs += 1
                 wrong += sum(f.kind == "wrong_action" for f in run.failures)
@@ -175,6 +183,11 @@ def dialogue_figures() -> None:
         emit("runtime.dialogues.wrong_actions", wrong, "count", runs)
         emit("runtime.dialogues.dead_ends", dead, "count", runs)
         emit("runtime.dialogues.failed", failed, "count", runs)
+        handled = sum(o.handled for o in outcomes)
+        fallbacks = sum(o.fallbacks for o in outcomes)
+        ran = handled + fallbacks
+        emit("runtime.dialogues.turns", ran, "count", runs)
+        emit("runtime.dialogues.fallback_rate", 100 * fallbacks / ran if ran else 0, "%", ran)
     finally:
         path.unlink(missing_ok=True)
 

@@ -30,6 +30,12 @@ from conversation.models import (
     Provider,
     Turn,
 )
+from conversation.runtime_adapters.telemetry import conversation_runtime_outcomes
+from conversation.runtime_adapters.trace_view import (
+    OutcomesView,
+    outcomes_view,
+    runtime_trace_view,
+)
 
 SIMULATOR_HISTORY = 200
 # What the customer's phone shows: a reply still in the outbox is not on their screen yet.
@@ -55,6 +61,8 @@ class ConversationDetail:
     turns: list[Turn]
     llm_calls: list[LlmCall]
     open_handoff: Handoff | None
+    # The runtime's figures over this conversation's turns (None: it never ran here).
+    runtime_outcomes: OutcomesView | None = None
 
 
 def conversation_detail(conversation: Conversation) -> ConversationDetail:
@@ -72,8 +80,10 @@ def conversation_detail(conversation: Conversation) -> ConversationDetail:
     for turn in turns:
         turn.call_rows = by_turn.get(turn.pk, [])  # type: ignore[attr-defined]
         turn.trace_rows = trace_rows(turn.trace)  # type: ignore[attr-defined]
+        turn.runtime_view = runtime_trace_view(turn.trace)  # type: ignore[attr-defined]
     handoff = conversation.handoffs.filter(status=HandoffStatus.OPEN).first()
-    return ConversationDetail(conversation, messages, turns, calls, handoff)
+    runtime = outcomes_view(conversation_runtime_outcomes(turns))
+    return ConversationDetail(conversation, messages, turns, calls, handoff, runtime)
 
 
 def handoff_inbox(membership: Membership) -> QuerySet[Handoff]:
@@ -193,7 +203,10 @@ TRACE_LABELS: dict[str, Any] = {
     "vetoes": _("Vetos"),
     "knowledge_hits": _("Base de conhecimento"),
     "handoff": _("Transbordo"),
-    "followups_cancelled": _("Follow-ups cancelados"),
+    "followups_cancelled": _("Acompanhamentos cancelados"),
+    "cases_opened": _("Casos abertos"),
+    "budget": _("Orçamento de modelo"),
+    "gave_up": _("Desistência"),
 }
 GUARD_LABELS: dict[str, Any] = {
     "opt_out": _("descadastro"),
@@ -201,6 +214,7 @@ GUARD_LABELS: dict[str, Any] = {
     "opted_out": _("contato descadastrado"),
     "human_owned": _("conversa com humano"),
     "handoff_keyword": _("palavra de transbordo"),
+    "staff_case_answer": _("resposta da equipe a um caso"),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .consent import AFFIRMATIONS, is_bare_affirmation, is_canonical_yes
+from .consent import AFFIRMATIONS, is_canonical_yes
 from .mutations import on_confirmation_consumed, on_confirmation_requested
 from .state import ActionQueue, ConversationState, ConversationStatus, PendingConfirmation
 
@@ -57,14 +57,12 @@ class ConfirmationManager:
         user_text: str,
         *,
         current_turn_index: int,
-        classifier_affirmed: bool = False,
     ) -> ActionQueue | None:
         """The authorized queue when every guard passes, else ``None`` (state untouched).
 
-        ``classifier_affirmed`` lets the policy's rule 1 accept a yes the classifier
-        recognised in context ("ok, pode"), but only for a message that is nothing but a
-        yes (``consent.is_bare_affirmation``): a qualified, doubtful or contradictory
-        answer never consumes (DESIGN §10.1). The status and turn guards always apply.
+        Guard 3 reads the text alone, as the spec means it (DESIGN §10.1, issue 11 item 2):
+        a classifier's affirmation flag never stands for consent, so "ok, pode" or "claro"
+        make the runtime ask again ("Responda *sim* para confirmar"), never act.
         """
         pending = state.pending_confirmation
         # 1. Status: another event (execution, workflow, closure) owns the conversation.
@@ -79,8 +77,7 @@ class ConfirmationManager:
             return None
         # 3. Affirmation: a canonical yes only (after normalisation: "Siiim!", "sim,
         # obrigado"); negations, qualifiers and vague answers never consume.
-        canonical = is_canonical_yes(user_text)
-        if not canonical and not (classifier_affirmed and is_bare_affirmation(user_text)):
+        if not is_canonical_yes(user_text):
             return None
         queue = pending.authorized_queue.copy()
         self._consume(state, queue)

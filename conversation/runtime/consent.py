@@ -127,8 +127,10 @@ def is_canonical_yes(text: str) -> bool:
 
 
 def is_bare_affirmation(text: str) -> bool:
-    """Nothing but a yes ("ok, pode", "pode cancelar sim"): what a classifier's affirmation
-    may stand for. No item, no qualifier, no doubt, no negation."""
+    """Nothing but a yes, in other words than the canonical ones ("ok, pode", "pode
+    cancelar sim"): no item, no qualifier, no doubt, no negation. It never consumes a
+    confirmation (guard 3 reads canonical yeses only); the runtime asks again, saying how
+    to confirm, rather than reading it as a new request."""
     found = [canonical(w) for w in words(text)]
     if not found or any(w in _NEGATION_WORDS for w in found):
         return False

@@ -2,9 +2,9 @@
 
 The runtime asks naming the lines as the customer sees them (final digits, the holder's
 name for the first line, by the billing system's convention) and reads the usual answers:
-"da linha final 5678", "o da 5678", the full number, "das duas", "da minha linha",
-"do titular", "do dependente". The same reading narrows a request that names its line
-("cancela o Aya Ensina da linha final 5678").
+"da linha final 5678", "o da 5678", the full number, "das duas", "da minha linha", "a
+outra", "do titular", "do dependente". The same reading narrows a request that names its
+line ("cancela o Aya Ensina da linha final 5678", "... das duas linhas").
 """
 
 from __future__ import annotations
@@ -33,6 +33,27 @@ _EVERY = (
     "as tres",
     "das tres",
 )
+# The phrases of ``_EVERY`` that name lines even inside a request: "cancela o Aya Ensina das
+# duas linhas" is every line, while "cancela todos esses" is every listed item.
+_EVERY_LINE = (
+    "das duas",
+    "nas duas",
+    "as duas",
+    "ambas",
+    "ambas as linhas",
+    "todas as linhas",
+    "em todas as linhas",
+    "de todas as linhas",
+    "os dois numeros",
+    "nos dois numeros",
+    "dos dois numeros",
+    "das 2",
+    "nas 2",
+    "das tres",
+    "nas tres",
+)
+# "a outra" when there are two lines and the customer writes from one of them.
+_OTHER = ("a outra", "da outra", "na outra", "outra linha", "o outro numero", "do outro numero")
 _OWN = (
     "minha linha",
     "meu numero",
@@ -77,13 +98,21 @@ def select_lines(
     """
     form = f" {' '.join(words(text))} "
     numbers = typed_numbers(text)
+    all_lines = any(f" {w} " in form for w in (_EVERY if every else _EVERY_LINE))
+    lines = {c.msisdn for c in candidates}
+    other = (
+        next(iter(lines - {own_msisdn}))
+        if len(lines) == 2 and own_msisdn in lines and any(f" {w} " in form for w in _OTHER)
+        else None
+    )
     picked: list[ResolvedInvoiceItem] = []
     for item in candidates:
         line = _digits(item.msisdn)
         by_number = any(line.endswith(n) or n.endswith(line) for n in numbers if line)
         if (
             by_number
-            or (every and any(f" {w} " in form for w in _EVERY))
+            or all_lines
+            or item.msisdn == other
             or (item.msisdn == own_msisdn and any(f" {w} " in form for w in _OWN))
             or (item.msisdn == holder_msisdn and any(f" {w} " in form for w in _HOLDER))
             or (item.msisdn != holder_msisdn and any(f" {w} " in form for w in _DEPENDENT))

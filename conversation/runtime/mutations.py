@@ -4,7 +4,9 @@ Contract (enforced by tests/runtime/test_governance.py):
 - each hook takes ``state`` first and mutates it in place;
 - each hook is called from exactly one place in the package;
 - hooks never call other hooks (the caller composes) and never log;
-- ``state.status`` is written nowhere else.
+- ``state.status`` is written nowhere else;
+- each emits the span ``conversation.hook.<name>`` with the state's diff — through the
+  external decorator ``spans.hook_span``, as the spec asks, not from its own body.
 
 The first fifteen are the spec's catalogue; the last four come from its as-built notes
 (invoice snapshot lifecycle, active line, decision trace).
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .spans import hook_span
 from .state import (
     DECISION_TRACE_LIMIT,
     ActionQueue,
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 # --- turn cycle -------------------------------------------------------------------------
 
 
+@hook_span
 def on_turn_started(state: ConversationState, intent: ExtractedIntent) -> None:
     state.turn_index += 1
     state.client_requested_end = intent.kind == "human_or_end"
@@ -46,11 +50,13 @@ def on_turn_started(state: ConversationState, intent: ExtractedIntent) -> None:
 # --- confirmation -----------------------------------------------------------------------
 
 
+@hook_span
 def on_confirmation_requested(state: ConversationState, confirmation: PendingConfirmation) -> None:
     state.pending_confirmation = confirmation
     state.status = ConversationStatus.AWAITING_CONFIRMATION
 
 
+@hook_span
 def on_confirmation_consumed(state: ConversationState, queue: ActionQueue) -> None:
     state.action_queue = queue
     state.pending_confirmation = None
@@ -60,11 +66,13 @@ def on_confirmation_consumed(state: ConversationState, queue: ActionQueue) -> No
 # --- actions ----------------------------------------------------------------------------
 
 
+@hook_span
 def on_action_started(state: ConversationState, step: ActionStep) -> None:
     # Observability only: the decorator around hooks sees the step; no mutation.
     del state, step
 
 
+@hook_span
 def on_action_completed(state: ConversationState, action: ResolvedAction) -> None:
     state.last_completed_action = action
     # The latest answer is now an action: a later "sim" no longer closes as "resolvido".
@@ -78,11 +86,13 @@ def on_action_completed(state: ConversationState, action: ResolvedAction) -> Non
 # --- workflow ---------------------------------------------------------------------------
 
 
+@hook_span
 def on_workflow_paused(state: ConversationState, pending: PendingWorkflowResume) -> None:
     state.status = ConversationStatus.AWAITING_WORKFLOW_INPUT
     state.pending_workflow = pending
 
 
+@hook_span
 def on_workflow_resumed(state: ConversationState) -> None:
     state.status = ConversationStatus.EXECUTING_ACTION
     state.pending_workflow = None
@@ -91,10 +101,12 @@ def on_workflow_resumed(state: ConversationState) -> None:
 # --- domain answers ---------------------------------------------------------------------
 
 
+@hook_span
 def on_invoice_answer(state: ConversationState, answer: InvoiceAnswer) -> None:
     state.last_invoice_answer = answer
 
 
+@hook_span
 def on_informative_answered(state: ConversationState, action: ResolvedAction) -> None:
     # The informative tool becomes the "last tool" the classifier sees ("certo" after it).
     state.informative_answer_delivered = True
@@ -104,10 +116,12 @@ def on_informative_answered(state: ConversationState, action: ResolvedAction) ->
 # --- off-context ------------------------------------------------------------------------
 
 
+@hook_span
 def on_off_context_detected(state: ConversationState) -> None:
     state.off_context_count += 1
 
 
+@hook_span
 def on_in_context_message(state: ConversationState) -> None:
     state.off_context_count = 0
 
@@ -115,6 +129,7 @@ def on_in_context_message(state: ConversationState) -> None:
 # --- finalization -----------------------------------------------------------------------
 
 
+@hook_span
 def on_finalization_emitted(state: ConversationState, reason: str) -> None:
     state.last_finalization_reason = reason
     state.status = ConversationStatus.CLOSED
@@ -126,14 +141,17 @@ def on_finalization_emitted(state: ConversationState, reason: str) -> None:
 # --- status transitions (FinalizationMachine) -------------------------------------------
 
 
+@hook_span
 def on_next_action_requested(state: ConversationState) -> None:
     state.status = ConversationStatus.EXECUTING_ACTION
 
 
+@hook_span
 def on_finalize_recommended(state: ConversationState) -> None:
     state.status = ConversationStatus.FINALIZING
 
 
+@hook_span
 def on_turn_continued(state: ConversationState) -> None:
     state.status = ConversationStatus.OPEN
 
@@ -141,6 +159,7 @@ def on_turn_continued(state: ConversationState) -> None:
 # --- as-built: invoice snapshot, active line, trace -------------------------------------
 
 
+@hook_span
 def on_invoice_snapshot_populated(
     state: ConversationState,
     snapshot: tuple[ResolvedInvoiceItem, ...],
@@ -152,16 +171,19 @@ def on_invoice_snapshot_populated(
     state.invoice_snapshot_source_turn = source_turn
 
 
+@hook_span
 def on_invoice_snapshot_invalidated(state: ConversationState) -> None:
     state.invoice_snapshot = ()
     state.invoice_snapshot_source_msisdn = ""
     state.invoice_snapshot_source_turn = 0
 
 
+@hook_span
 def on_msisdn_changed(state: ConversationState, msisdn: str) -> None:
     state.msisdn = msisdn
 
 
+@hook_span
 def on_decision_traced(state: ConversationState, entry: dict[str, Any]) -> None:
     state.decision_trace.append(entry)
     del state.decision_trace[:-DECISION_TRACE_LIMIT]

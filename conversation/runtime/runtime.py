@@ -187,14 +187,11 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
         return self._fallback(state, turn, decision.reason or "uncovered_intent")
 
     def _execute_confirmed(self, state: ConversationState, turn: _Turn) -> RuntimeResult:
-        # Rule 1 with an affirmation only the classifier recognised ("ok, pode"): it counts
-        # only for a message that is nothing but a yes, never a contradictory one.
-        intent = turn.intent
+        # Rule 1 routes every affirmation here, but only the confirmation guards decide: an
+        # affirmation only the classifier recognised ("ok, pode") is asked again, with how
+        # to confirm — guard 3 accepts a canonical yes alone (DESIGN §10.1).
         queue = self._confirmations.consume_if_confirmed(
-            state,
-            intent.raw_text,
-            current_turn_index=state.turn_index,
-            classifier_affirmed=not intent.is_contradictory,
+            state, turn.intent.raw_text, current_turn_index=state.turn_index
         )
         if queue is not None:
             return self._drive(state, turn, self._executor.execute_next(state))

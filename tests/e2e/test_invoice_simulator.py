@@ -42,6 +42,7 @@ def test_cancel_two_services_and_confirm_in_the_simulator(live_server, phone_pag
     ]
     conversation = Conversation.objects.get(channel=desk.channel)
     page.goto(f"{live_server.url}/conversas/{conversation.pk}/")
-    compare = page.locator(".runtime-compare").first  # the latest turn comes first
-    assert "execute_action_queue" in compare.inner_text()
+    page.locator("details.dev-trace > summary").first.click()  # the latest turn comes first
+    compare = page.locator(".runtime-compare").first
+    assert "Executar o que o cliente confirmou" in compare.inner_text()
     assert "Cancelei o Vivo Play VOD" in compare.inner_text()

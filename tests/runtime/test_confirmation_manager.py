@@ -76,18 +76,11 @@ def test_non_canonical_affirmation_returns_none(text: str) -> None:
     assert ConfirmationManager().consume_if_confirmed(state, text, current_turn_index=4) is None
 
 
-def test_classifier_affirmation_passes_the_text_guard_but_not_the_turn_guard() -> None:
+def test_a_yes_only_the_classifier_recognised_never_consumes() -> None:
+    # DESIGN §10.1 / issue 11 item 2: guard 3 reads the text, not the classifier's flag.
     state, _ = asked_state()
     manager = ConfirmationManager()
-    assert (
-        manager.consume_if_confirmed(
-            state, "ok, pode", current_turn_index=5, classifier_affirmed=True
-        )
-        is None
-    )
-    assert (
-        manager.consume_if_confirmed(
-            state, "ok, pode", current_turn_index=4, classifier_affirmed=True
-        )
-        is not None
-    )
+    for text in ("ok, pode", "pode cancelar sim", "claro", "quero sim", "ok"):
+        assert manager.consume_if_confirmed(state, text, current_turn_index=4) is None
+    assert state.pending_confirmation is not None  # untouched: it can still be answered
+    assert manager.consume_if_confirmed(state, "Sim!", current_turn_index=4) is not None

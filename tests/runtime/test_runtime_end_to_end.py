@@ -195,10 +195,15 @@ def test_history_window_reaches_the_classifier(talk: Conversation) -> None:
     assert talk.classifier.calls[0][1].conversation_history == tuple(history)
 
 
-def test_classifier_recognised_yes_executes_rule_1(talk: Conversation) -> None:
-    talk.say("quero cancelar o VOD e o HBO Max")
+def test_a_yes_only_the_classifier_recognised_asks_how_to_confirm(talk: Conversation) -> None:
+    # Rule 1 routes it; guard 3 (canonical yes only) refuses it: ask again, then "sim" acts.
+    asked = talk.say("quero cancelar o VOD e o HBO Max")
     result = talk.say("ok, pode")
-    assert result.rule == "1" and len(talk.backend.executed) == 2
+    assert result.rule == "1" and talk.backend.executed == []
+    assert result.content is not None and asked.content is not None
+    assert asked.content in result.content and "Responda *sim* para confirmar" in result.content
+    talk.say("sim")
+    assert len(talk.backend.executed) == 2
 
 
 def test_stale_yes_asks_the_confirmation_again(talk: Conversation) -> None:

@@ -119,6 +119,11 @@ def test_the_conversation_page_shows_the_runtime_decision_next_to_what_was_sent(
     block = re.search(r'<div class="grid-2 runtime-compare".*?</div>\s*</dl>\s*</div>', html, re.S)
     assert block is not None
     shown = block.group(0)
-    assert "sombra" in shown and "ask_confirmation" in shown and "regra 5" in shown
+    assert "sombra" in shown and "Pedir a confirmação do cliente" in shown and "regra 5" in shown
     assert "Teria respondido" in shown  # the runtime's decision ...
     assert "Enviado pelo orquestrador" in shown and sent.body[:40] in shown  # ... vs the sent
+    # Readable by a non-developer: labels, not the trace's codes.
+    for code in ("ask_confirmation", "action_request", "dry_run", "on_turn_started"):
+        assert code not in shown
+    summary = re.search(r'<section class="runtime-outcomes".*?</section>', html, re.S)
+    assert summary is not None and "Em sombra" in summary.group(0)

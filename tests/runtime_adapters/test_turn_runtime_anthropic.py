@@ -65,42 +65,82 @@ def test_a_typo_goes_through_the_model_matcher_and_the_runtime_answers(
 def test_a_fallback_hands_the_orchestrator_the_summary_and_directive_for_that_call_only(
     claude, claude_desk, django_capture_on_commit_callbacks
 ):
-    # "aya" is on both lines of the invoice: the runtime asks the orchestrator to disambiguate.
+    # Rule 1.6 (spec: "não contratei isso" with a confirmation pending): a "não" to the
+    # runtime's confirmation falls back with the state summary and a directive naming the
+    # pending items, so the orchestrator explains instead of pushing the cancellation.
     claude.enqueue_json(
         200,
         tool_use_response(
             INTENT_TOOL,
-            {"kind": "action_request", "action_verbs": ["cancelar"], "mentioned_items": ["aya"]},
+            {
+                "kind": "action_request",
+                "action_verbs": ["cancelar"],
+                "mentioned_items": ["Tamboro"],
+            },
         ),
     )
-    orchestrator_sends(claude, "Qual Aya Ensina: da linha final 4321 ou 5678?")
     customer = Customer(claude_desk.channel, django_capture_on_commit_callbacks)
+    (asked,) = customer.say("cancela o tamboro")
+    assert asked.body.startswith("Vamos seguir com o cancelamento do serviço Tamboro")
 
-    (answer,) = customer.say("cancela o aya")
+    orchestrator_sends(claude, "Entendi. O Tamboro pode ter vindo de um teste gratuito.")
+    (answer,) = customer.say("não")  # the fast path: no classifier call
 
-    assert answer.body == "Qual Aya Ensina: da linha final 4321 ou 5678?"
-    turn = Turn.objects.get()
+    assert answer.body == "Entendi. O Tamboro pode ter vindo de um teste gratuito."
+    turn = Turn.objects.order_by("created_at").last()
+    assert turn is not None
     runtime = turn.trace["runtime"]
-    assert (runtime["handled"], runtime["fallback_reason"]) == (False, "ambiguous_item_match")
+    assert (runtime["handled"], runtime["fallback_reason"]) == (
+        False,
+        "confirmation_response_negation_pending",
+    )
+    assert (runtime["rule"], runtime["source"]) == ("1.6", "rules")
     assert runtime["directive"] is True and runtime["note"] is True
     last_user = claude.requests[1].json["messages"][-1]
     assert last_user["role"] == "user"
     customer_block, note_block = last_user["content"]
-    assert customer_block == {"type": "text", "text": "cancela o aya"}
+    assert customer_block == {"type": "text", "text": "não"}
     note = note_block["text"]
-    assert note.startswith(NOTE_HEADER) and "Turno atual: 1" in note
-    assert DIRECTIVE_HEADER in note and 'Menção "aya"' in note and "final 5678" in note
+    assert note.startswith(NOTE_HEADER) and "Turno atual: 2" in note
+    assert "Aguardando confirmação do cliente sobre: Vamos seguir" in note
+    assert DIRECTIVE_HEADER in note and "confirmação pendente sobre: Tamboro" in note
     # Nothing of the note is stored: the customer's message is what they typed.
-    assert Message.objects.get(direction="inbound").body == "cancela o aya"
+    assert list(
+        Message.objects.filter(direction="inbound")
+        .order_by("created_at")
+        .values_list("body", flat=True)
+    ) == ["cancela o tamboro", "não"]
 
-    # The next turn's history carries the earlier message as typed, without the note.
+    # The next turn's history carries the earlier messages as typed, without the note.
     claude.enqueue_json(200, tool_use_response(INTENT_TOOL, {"kind": "unknown"}))
-    orchestrator_sends(claude, "Pode me dizer o final da linha?")
+    orchestrator_sends(claude, "Posso ajudar em algo mais?")
     customer.say("hein?")
-    first_user = claude.requests[4].json["messages"][0]
-    assert first_user == {"role": "user", "content": "cancela o aya"}
+    history = claude.requests[4].json["messages"]
+    assert history[0] == {"role": "user", "content": "cancela o tamboro"}
+    assert {"role": "user", "content": "não"} in history
+    assert not any(NOTE_HEADER in json.dumps(m, ensure_ascii=False) for m in history[:-1])
     classifier_prompt = claude.requests[3].json["messages"][0]["content"]
-    assert "Cliente: cancela o aya" in classifier_prompt  # the classifier sees the history
+    assert "Cliente: cancela o tamboro" in classifier_prompt  # the classifier sees the history
+
+
+def test_an_uncovered_request_hands_the_orchestrator_the_summary_without_a_directive(
+    claude, claude_desk, django_capture_on_commit_callbacks
+):
+    # The policy's default (spec: "intent não coberta devolve fallback_to_orchestrator e
+    # injeta conversation_state_summary"): a value question is the orchestrator's.
+    claude.enqueue_json(200, tool_use_response(INTENT_TOOL, {"kind": "value_question"}))
+    orchestrator_sends(claude, "A sua fatura deste mês é de R$ 180,00.")
+    customer = Customer(claude_desk.channel, django_capture_on_commit_callbacks)
+
+    (answer,) = customer.say("quanto deu a minha conta?")
+
+    assert answer.body == "A sua fatura deste mês é de R$ 180,00."
+    runtime = Turn.objects.get().trace["runtime"]
+    assert (runtime["handled"], runtime["fallback_reason"]) == (False, "uncovered_intent")
+    assert (runtime["directive"], runtime["note"]) == (False, True)
+    _, note_block = claude.requests[1].json["messages"][-1]["content"]
+    assert note_block["text"].startswith(NOTE_HEADER)
+    assert DIRECTIVE_HEADER not in note_block["text"]
 
 
 def test_a_classifier_outage_takes_the_runtimes_fallback_path(

@@ -34,6 +34,7 @@ REQUESTS = [
     "quero cancelar o VOD e o Tamboro",
     "cancela o Aya Ensina",
     "quero cancelar a Revista Digital Moda",
+    "cancela o Aya Ensina das duas linhas",
 ]
 YESES = ["sim", "siiim", "Sim 👍", "SIM!!!", "sim, obrigado", "Confirmo."]
 NOT_YESES = [
@@ -47,9 +48,15 @@ NOT_YESES = [
     "obrigado",
     "o da 5678",
     "das duas",
+    "a outra",
     "o que é esse tal de tamboro?",
     "me explica essa fatura",
     "fui obrigado a pagar isso, cancela o Tamboro",
+    "ok, pode",
+    "pode cancelar sim",
+    "não, cancela o Tamboro",
+    "quanto está a fatura?",
+    "tchau",
 ]
 # What the oracle accepts as a yes (after its own normalisation).
 CANONICAL_YES = {"sim", "isso", "isso mesmo", "pode seguir", "correto", "confirmo"}
@@ -109,34 +116,53 @@ def consent_violations(driver: Driver, observations: list[Observation]) -> list[
             problems.append(f"step {i} executed {executed} with no question just before")
             continue
         question = previous.reply
+        # The same service on two lines is named once, with both lines ("Aya Ensina … final
+        # 4321, … final 5678"): names are compared as a set, and each line must be named.
         named = sorted(named_items(question, driver.names))
-        if sorted(n.partition("@")[0] for n in executed) != named:
+        if sorted({n.partition("@")[0] for n in executed}) != named:
             problems.append(f"step {i} executed {executed}; the question named {named}")
         for name in executed:
-            if name.partition("@")[2] not in question:
+            if f"final {name.partition('@')[2]}" not in question:
                 problems.append(f"step {i} executed {name}; the question named another line")
     return problems
 
 
+def run_property(mode: str, opening: str, segments: list[tuple[Step, ...]]) -> None:
+    # The conversation exists before any staff event: it opens with a request.
+    steps = (Step(lines=(opening,)), *(step for seg in segments for step in seg))
+    n = next(_counter)
+    dialogue = Dialogue(id=f"property-{mode}-{n}", covers="property", steps=steps)
+    driver = Driver(dialogue, mode, SUITE)
+    with driver.running():
+        observations = [driver.step(step) for step in steps]
+    assert consent_violations(driver, observations) == []
+
+
+PROPERTY_SETTINGS = {
+    "deadline": None,
+    "derandomize": True,
+    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+}
+
+
 @pytest.mark.django_db
-@settings(
-    max_examples=25,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@settings(max_examples=25, **PROPERTY_SETTINGS)
 @given(st.sampled_from(REQUESTS), st.lists(segment, min_size=1, max_size=6))
 def test_no_action_without_a_canonical_yes_to_a_question_naming_it(
     opening: str, segments: list[tuple[Step, ...]]
 ) -> None:
-    # The conversation exists before any staff event: it opens with a request.
-    steps = (Step(lines=(opening,)), *(step for seg in segments for step in seg))
-    n = next(_counter)
-    dialogue = Dialogue(id=f"property-{n}", covers="property", steps=steps)
-    driver = Driver(dialogue, "offline", SUITE)
-    with driver.running():
-        observations = [driver.step(step) for step in steps]
-    assert consent_violations(driver, observations) == []
+    run_property("offline", opening, segments)
+
+
+@pytest.mark.django_db
+@settings(max_examples=12, **PROPERTY_SETTINGS)
+@given(st.sampled_from(REQUESTS), st.lists(segment, min_size=1, max_size=5))
+def test_no_action_without_a_canonical_yes_with_the_model_classifier(
+    opening: str, segments: list[tuple[Step, ...]]
+) -> None:
+    # The scripted closed-schema classifier over HTTP: its affirmation flag on a qualified
+    # or contradictory line ("sim, mas só o VOD", "acho que sim") must not authorize either.
+    run_property("llm", opening, segments)
 
 
 def test_the_oracle_reads_yeses_like_a_person() -> None:
