@@ -1,8 +1,15 @@
 """Load at a real model latency: the production server and real workers, the model a fake.
 
     python bench/load.py                          # 1.0 s model latency, defaults below
-    python bench/load.py --model-latency 2.0 --conversations 120 --turn-threads 64
-    python bench/load.py --pgbouncer              # web and workers through PgBouncer
+    python bench/load.py --model-latency 2.0 --conversations 160 --turn-threads 96
+    python bench/load.py --no-pgbouncer           # web and workers straight to PostgreSQL
+
+Sizing (the defaults): a turn waits ~2 s on the model (two calls), so 40 turns/s needs ~80
+turns in flight — 120 customers in the closed loop, 2 turn processes × 64 threads. Every
+thread holds a database connection for its task, more than PostgreSQL's default 100
+connections: by default web and workers go through PgBouncer in transaction mode (the
+tenant walls are transaction-local, ``tests/serving/test_pooled_tenant_context.py``), 40
+server connections for everything.
 
 What runs, all on 127.0.0.1, all stopped by the bench (``--max-seconds`` is a hard cap):
 
@@ -492,18 +499,23 @@ def parse_args() -> argparse.Namespace:
     add = parser.add_argument
     add("--model-latency", type=float, default=1.0, help="seconds per model call")
     add("--follow-up-latency", type=float, default=None, help="the call after a tool result")
-    add("--conversations", type=int, default=80, help="concurrent customers (closed loop)")
+    add("--conversations", type=int, default=120, help="concurrent customers (closed loop)")
     add("--duration", type=float, default=30.0, help="seconds of closed loop")
     add("--warmup", type=float, default=8.0, help="seconds of closed loop not counted")
     add("--orgs", type=int, default=4)
     add("--turn-workers", type=int, default=2, help="turn worker processes")
-    add("--turn-threads", type=int, default=48, help="threads per turn worker")
+    add("--turn-threads", type=int, default=64, help="threads per turn worker")
     add("--outbox-workers", type=int, default=1)
     add("--outbox-threads", type=int, default=8)
     add("--web-workers", type=int, default=2)
     add("--web-threads", type=int, default=8)
     add("--no-db-pool", action="store_true", help="connect per task/request (no psycopg pool)")
-    add("--pgbouncer", action="store_true", help="web and workers through PgBouncer")
+    add(
+        "--pgbouncer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="web and workers through PgBouncer (default; --no-pgbouncer: straight)",
+    )
     add("--pgbouncer-pool-size", type=int, default=40)
     add("--pgbouncer-mode", choices=["transaction", "session"], default="transaction")
     add("--ack-rate", type=float, default=200.0)

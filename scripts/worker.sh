@@ -16,6 +16,11 @@
 # CELERY_BEAT_SCHEDULE_FILE (beat's state file). Scale turns by adding processes (one per
 # core) before adding threads: the GIL caps one process at about one core of non-model work.
 #
+# Run each one under a supervisor that restarts it (systemd Restart=always, a Kubernetes
+# Deployment): Celery/kombu 5.7 end a worker that holds unacknowledged tasks when the Redis
+# connection drops ("Unrecoverable error") instead of reconnecting. Nothing is lost (the
+# sweeper re-drives committed work), but the process must come back. Beat: one replica.
+#
 # Thread pools do not enforce Celery's time limits (only prefork can kill a task): a turn is
 # bounded by its own network timeouts (ANTHROPIC_TIMEOUT_S × retries, BILLING_API_TIMEOUT_S)
 # and the outbox by OUTBOX_PROVIDER_TIMEOUT_S.

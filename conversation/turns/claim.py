@@ -24,9 +24,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
+from psycopg.errors import LockNotAvailable
 
 from accounts.logging import set_log_ids
 from conversation.dispatch import enqueue
@@ -64,6 +65,11 @@ class Claim:
         set_log_ids(turn_id=self.turn.pk)
 
 
+# A claim that found its conversation locked by another claim or finish comes back after
+# this long (those transactions hold the lock for milliseconds, never across the network).
+LOCKED_RETRY_S = 0.3
+
+
 def lease_length() -> timedelta:
     return timedelta(seconds=settings.TURN_LEASE_S)
 
@@ -77,9 +83,16 @@ class Locked:
 
 def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:
     """The conversation found by ``lookup``, locked for this claim, with whether its
-    trigger already has a turn and whether a turn of it is active. One query."""
-    found = (
-        Conversation.objects.select_for_update(of=("self",), no_key=True)
+    trigger already has a turn and whether a turn of it is active. One query.
+
+    ``NOWAIT``: under READ COMMITTED a statement that waits for the row lock returns the
+    row with its ``EXISTS`` columns computed from the snapshot taken *before* the wait —
+    a turn claimed by the transaction it waited for would be invisible, and two turns of
+    one conversation would decide at once. So a claim that finds the conversation locked
+    (another claim or finish, a few milliseconds) comes back shortly instead; None then,
+    as for a vanished row, with the trigger re-driven."""
+    query = (
+        Conversation.objects.select_for_update(of=("self",), no_key=True, nowait=True)
         .select_related("contact", "channel", "organization")
         .annotate(
             already_turned=Exists(Turn.objects.filter(trigger_kind=kind, trigger_key=key)),
@@ -88,8 +101,16 @@ def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:
             ),
         )
         .filter(**lookup)
-        .first()
     )
+    try:
+        with transaction.atomic():  # a savepoint: the refusal must not break the claim
+            found = query.first()
+    except OperationalError as error:
+        if not isinstance(error.__cause__, LockNotAvailable):
+            raise
+        log.info("conversation locked, claim retried", extra={"trigger_key": key})
+        redrive(kind, key, countdown=LOCKED_RETRY_S)
+        return None
     if found is None:
         return None
     return Locked(

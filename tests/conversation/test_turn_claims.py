@@ -6,19 +6,22 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from datetime import timedelta
 
 import pytest
 import time_machine
-from django.db import transaction
+from django.db import connection, connections, transaction
 from django.test import Client
 from django.utils import timezone
 
+from accounts import rls
 from conversation import dispatch, tasks
-from conversation.models import Handoff, Message, Turn
+from conversation.models import Conversation, Handoff, Message, Turn
 from conversation.sweeper import sweep_due_work
 from conversation.turns import HANDOFF_NOTICE, claim, pipeline, run_inbound_turn
 from conversation.turns.context import new_context
+from tests import factories
 from tests.conftest import simulator_post
 
 PHONE = "5511988887777"
@@ -311,3 +314,39 @@ def test_the_first_reply_waits_the_window_after_the_last_line_only(
     (turn,) = Turn.objects.filter(outcome="replied")
     assert turn.messages.filter(direction="inbound").count() == 2
     assert dispatch.pending_delayed() == 0  # no task left waiting for an ETA
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_that_finds_its_conversation_locked_comes_back_instead_of_reading_stale(
+    world, settings, django_capture_on_commit_callbacks
+):
+    # Under READ COMMITTED a claim that *waited* for the row lock would read "no turn is
+    # active" from the snapshot taken before the wait (the turn claimed by the transaction
+    # it waited for is invisible) and decide alongside it. NOWAIT refuses; the trigger
+    # comes back shortly and is then claimed on a fresh read.
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks: PostgreSQL (CI runs it; SQLite serialises writers)")
+    settings.TURN_BURST_WINDOW_S = 0
+    message = factories.make_message(factories.make_conversation(world.channel_a), "oi")
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        with rls.tenant_context(world.org_a.pk):
+            Conversation.objects.select_for_update().get(pk=message.conversation_id)
+            locked.set()
+            release.wait(10)
+        connections.close_all()
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        assert run_inbound_turn(str(message.pk)) is None
+        assert Turn.objects.count() == 0
+        assert dispatch.pending_delayed() == 1  # re-driven after LOCKED_RETRY_S
+    finally:
+        release.set()
+        holder.join(10)
+    with django_capture_on_commit_callbacks(execute=True):
+        dispatch.run_delayed()
+    assert Turn.objects.get().outcome == "replied"

@@ -95,6 +95,7 @@ class Send:
 
 class FakeProvider:
     """A WAHA ``/api/sendText`` per channel tag: ``http://127.0.0.1:<port>/t/<tag>``.
+    Other WAHA calls (``sendSeen``, typing) are answered and not recorded.
 
     Modes per tag: ``ok`` records the send and answers an id; ``down`` answers 503 (retryable);
     ``hang`` holds the request ``hang_s`` seconds and answers 504 (the adapter's timeout
@@ -103,6 +104,7 @@ class FakeProvider:
     def __init__(self, *, hang_s: float = 60.0) -> None:
         self.hang_s = hang_s
         self.sends: list[Send] = []
+        self.refused = 0  # sends answered 503 while a tag was ``down``
         self._modes: dict[str, str] = {}
         self._lock = threading.Lock()
         provider = self
@@ -141,12 +143,18 @@ class FakeProvider:
         payload = json.loads(request.rfile.read(length) or b"{}")
         with self._lock:
             mode = self._modes.get(tag, "ok")
+        sending = request.path.endswith(SEND_PATH)
         if mode == "down":
+            with self._lock:
+                self.refused += sending
             self._answer(request, 503, {"message": "provider down (fault)"})
             return
         if mode == "hang":
             time.sleep(self.hang_s)
             self._answer(request, 504, {"message": "provider hung (fault)"})
+            return
+        if not sending:  # read receipts, typing: answered, not counted as replies
+            self._answer(request, 200, {})
             return
         chat = str(payload.get("chatId", ""))
         provider_id = f"true_{chat}_{uuid.uuid4().hex[:20].upper()}"

@@ -227,3 +227,73 @@ def test_tenant_context_holds_on_the_connection_pool_across_worker_threads(two_o
     finally:
         _close_pool()
     _assert_walls_held(results, org_a, phones_a, phones_b, role)
+
+
+def _session_steps(organization_id: uuid.UUID, other: uuid.UUID) -> list[Callable[[], Any]]:
+    """A turn's ``tenant_session`` spread over three steps, one transaction each on the
+    shared server connection: open it and read with no transaction (the decide step's
+    reads), write another organization's row in an ``atomic`` (the finish), read again
+    and close it. The other client's steps run between them on the same server
+    connection."""
+    from django.db import transaction
+
+    from conversation.turns.tenancy import tenant_session
+
+    opened: list[Any] = []
+
+    def open_and_read() -> tuple[list[str], tuple[int, str]]:
+        session = tenant_session(organization_id, using=ALIAS)
+        session.__enter__()
+        opened.append(session)
+        return sorted(Contact.objects.using(ALIAS).values_list("phone", flat=True)), _backend()
+
+    def cross_write() -> str:
+        try:
+            with transaction.atomic(using=ALIAS):
+                Contact.objects.using(ALIAS).create(organization_id=other, phone="5511900000098")
+        except DatabaseError:
+            return "refused"
+        return "stored"
+
+    def read_and_close() -> tuple[list[str], tuple[int, str]]:
+        try:
+            return (
+                sorted(Contact.objects.using(ALIAS).values_list("phone", flat=True)),
+                _backend(),
+            )
+        finally:
+            opened.pop().__exit__(None, None, None)
+
+    return [open_and_read, cross_write, read_and_close]
+
+
+def test_turn_tenant_session_holds_behind_pgbouncer_transaction_pooling(two_orgs):
+    """The turn's walls are per transaction: two turns of two organizations, interleaved
+    on one server connection, each see only their own rows in every step — the reads with
+    no transaction open too — and cannot write the other's."""
+    org_a, org_b, phones_a, phones_b = two_orgs
+    role = _app_role()
+    try:
+        pooler = pgbouncer(users=[role], pool_size=1)
+        port = pooler.__enter__()
+    except RuntimeError as exc:
+        pytest.fail(f"{exc} — {INSTALL_HINT}")
+    try:
+        options = {k: v for k, v in (connection.settings_dict["OPTIONS"] or {}).items()}
+        options.pop("assume_role", None)
+        options.pop("pool", None)
+        results = _alternate(
+            _settings(HOST="127.0.0.1", PORT=str(port), USER=role, PASSWORD="", OPTIONS=options),
+            _session_steps(org_a.pk, org_b.pk),
+            _session_steps(org_b.pk, org_a.pk),
+        )
+    finally:
+        pooler.__exit__(None, None, None)
+    (a_first, a_cross, a_again), (b_first, b_cross, b_again) = results
+    for result in (a_first, a_again, b_first, b_again):
+        assert not isinstance(result, BaseException), result
+    assert a_first[0] == a_again[0] == phones_a
+    assert b_first[0] == b_again[0] == phones_b
+    assert a_cross == b_cross == "refused"
+    assert {a_first[1], a_again[1], b_first[1], b_again[1]} == {a_first[1]}
+    assert a_first[1][1] == role
