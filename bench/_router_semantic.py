@@ -44,8 +44,8 @@ from routers.classification.types import IntentOption  # noqa: E402
 DEV = ROOT.parent / "shared" / "data" / "dev_ptbr" / "routing_dev.json"
 OWN = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios.json"
 MIN_CONFIDENCE = 0.6  # the router's default min_confidence
-# The router's default local_accept_threshold today, and the one recommended for the
-# semantic stage (where its precision reaches ~0.97 on the own scenarios).
+# The local_accept_threshold of earlier routers, and the default for the semantic stage
+# (routers.models; where its precision reaches ~0.97 on the own scenarios).
 ACCEPT_THRESHOLDS = (0.85, 0.9)
 LEARNING_THRESHOLD = float(os.environ.get("BENCH_LEARNING_THRESHOLD", "0.9"))
 PUBLIC_SAMPLE = 500

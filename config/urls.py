@@ -18,5 +18,7 @@ urlpatterns = [
     path("webhooks/", include("conversation.webhook_urls")),
     path("roteadores/", include("routers.urls")),
     path("casos/", include("cases.urls")),
+    path("resultados/", include("analytics.urls")),
+    path("caixa/", include("inbox.urls")),
     path("", include("conversation.urls")),
 ]

@@ -54,6 +54,23 @@ urlpatterns = [
     path("canais/<uuid:channel_id>/ativo/", views.channel_set_active, name="channel_set_active"),
     path("canais/<uuid:channel_id>/segredo/", views.channel_new_secret, name="channel_new_secret"),
     path("canais/<uuid:channel_id>/atendimento/", views.channel_assign, name="channel_assign"),
+    path("canais/<uuid:channel_id>/modelos/", views.channel_templates, name="channel_templates"),
+    path(
+        "canais/<uuid:channel_id>/modelos/sincronizar/",
+        views.channel_templates_sync,
+        name="channel_templates_sync",
+    ),
+    path("mensagens/<uuid:message_id>/arquivo/", views.message_media, name="message_media"),
+    path(
+        "conversas/<uuid:conversation_id>/arquivo/",
+        views.conversation_send_media,
+        name="conversation_send_media",
+    ),
+    path(
+        "conversas/<uuid:conversation_id>/modelo/",
+        views.conversation_send_template,
+        name="conversation_send_template",
+    ),
     path("simulador/", views.simulator, name="simulator"),
     path("simulador/chat/", views.simulator_chat, name="simulator_chat"),
     path("simulador/enviar/", views.simulator_send, name="simulator_send"),

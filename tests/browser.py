@@ -1,4 +1,5 @@
-"""Browser tests: Debian's Chromium driven by Playwright against pytest-django's live server.
+"""Browser tests' harness (a pytest plugin, see tests/conftest.py): Debian's Chromium driven by
+Playwright against pytest-django's live server.
 
 Never downloads a browser: the executable is /usr/bin/chromium.
 """

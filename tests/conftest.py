@@ -12,6 +12,9 @@ from django.test import Client
 from conversation import dispatch
 from tests import factories
 
+# Browser fixtures (one Chromium session for every browser test of the run).
+pytest_plugins = ["tests.browser"]
+
 
 @pytest.fixture(autouse=True)
 def _deterministic_tasks(settings: Any) -> None:

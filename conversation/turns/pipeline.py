@@ -16,9 +16,10 @@ No database lock is held across the network (DESIGN §5). Each turn runs in thre
    ``lease_expires_at``), take its lines (the burst: ``burst``) and commit. The guards that
    need no network (opt-out, a human owns the conversation) decide here and finish the
    turn in the same transaction.
-2. **Decide** — no transaction open, the organization's walls up for the session
-   (``tenancy``): routing (the router's classifier), the runtime (its classifiers, the
-   billing backend) and the orchestrator's model calls. Nothing the turn says or does is
+2. **Decide** — no transaction open; each read is a short transaction of its own with
+   the organization's walls (``tenancy``; right behind PgBouncer too): routing (the
+   router's classifier), the runtime (its classifiers, the billing backend) and the
+   orchestrator's model calls. Nothing the turn says or does is
    written yet: texts, the handoff and the runtime's state are effects on the context
    (``TurnContext.defer``), so a webhook of the same conversation never waits for a running
    turn, and an attempt that dies here leaves nothing behind. (A case the model opens
@@ -48,6 +49,7 @@ from django.utils import timezone
 
 from cases import reentry as case_reentry
 from cases import services as case_services
+from cases import staff_replies as case_staff
 from conversation import model_calls
 from conversation.agents import AgentConfig, generic_agent_config
 from conversation.handoff import perform_human_handoff
@@ -61,9 +63,11 @@ from conversation.models import (
     TurnOutcome,
     TurnStatus,
 )
+from conversation.outbox.presence import turn_presence
 from routers.turn_routing import route_turn
 
 from . import claim as claims
+from .budget import budget_gate
 from .burst import Burst, split_bursts
 from .claim import Claim, LeaseLost
 from .context import TurnContext, new_context
@@ -98,12 +102,29 @@ def run_inbound_turn(message_id: str) -> Turn | None:
         ctx = new_context(claim.conversation, claim.turn, batch, trace={"batch": len(batch)})
         if claim.exhausted:
             return _give_up(ctx, claim)
-        guarded = opt_out_guard(ctx, ctx.customer_text(), now) or human_owned_guard(
-            ctx, now, touch_handoff=True
+        guarded = (
+            _staff_case_answer_guard(ctx)
+            or opt_out_guard(ctx, ctx.customer_text(), now)
+            or human_owned_guard(ctx, now, touch_handoff=True)
         )
         if guarded is not None:
             return _finish(ctx, claim, guarded)
-    return _decide_and_finish(ctx, claim, _decide_inbound)
+    # Read receipt and "digitando..." while the turn thinks: best effort, never blocks it.
+    with turn_presence(claim.conversation, batch):
+        return _decide_and_finish(ctx, claim, _decide_inbound)
+
+
+def _staff_case_answer_guard(ctx: TurnContext) -> str | None:
+    """A member's staff number answering a case from WhatsApp (human-cases §9): the case
+    service acts, the member gets a confirmation, and no AI turn runs."""
+    reply = case_staff.staff_whatsapp_answer(
+        conversation=ctx.conversation, text=ctx.customer_text()
+    )
+    if reply is None:
+        return None
+    send_system(ctx, reply)
+    ctx.trace["guard"] = "staff_case_answer"
+    return TurnOutcome.NO_REPLY
 
 
 def _claim_inbound(message_id: str, now: datetime) -> tuple[Claim, list[Message]] | Turn | None:
@@ -206,7 +227,9 @@ def resolve_turn_agent(ctx: TurnContext) -> AgentConfig:
         recorder=ctx.ledger,
     )
     ctx.trace["route"] = routed.trace()
-    return routed.config or generic_agent_config(conversation.organization.name)
+    return routed.config or generic_agent_config(
+        conversation.organization.name, conversation.organization.settings
+    )
 
 
 def _use_agent(ctx: TurnContext, agent: AgentConfig) -> None:
@@ -351,7 +374,8 @@ def _decide_and_finish(
     """Step 2 with no transaction open, then step 3. An attempt that fails unexpectedly
     gives its lease back, so its next delivery takes the turn over at once."""
     try:
-        outcome = decide(ctx)
+        with budget_gate(ctx) as stopped:  # analytics budgets: offline model or handoff
+            outcome = stopped or decide(ctx)
         return _finish(ctx, claim, outcome, after=after)
     except LeaseLost:
         log.warning("turn lost its claim: its outcome is dropped", extra=ctx.ids)

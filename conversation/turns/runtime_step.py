@@ -58,6 +58,7 @@ from conversation.runtime import (
 from conversation.runtime.consent import awaits_answer, note_unseen_turn
 from conversation.runtime.intent_extractor import HISTORY_WINDOW
 from conversation.runtime.script_catalog import ScriptCatalog
+from conversation.runtime.spans import recording_spans
 from conversation.runtime_adapters.backends import (
     DemoInvoiceBackend,
     DryRunBackend,
@@ -211,7 +212,9 @@ def _run(
         "msisdn": primary_msisdn(invoice, conversation.contact.phone),
         "invoice_detail": invoice,
     }
-    result = runtime.try_handle(user_text=text, context=context, history=history)
+    # The spec's per-hook spans (``conversation.hook.<name>`` with the state diff).
+    with recording_spans() as spans:
+        result = runtime.try_handle(user_text=text, context=context, history=history)
 
     state = store.load(context)
     last = state.decision_trace[-1] if state.decision_trace else {}
@@ -237,6 +240,7 @@ def _run(
         trace["actions"] = [{"tool": t, "outcome": "simulated"} for t in dry_run.simulated]
     if knowledge_search.hit_ids:
         trace["knowledge_hits"] = list(knowledge_search.hit_ids)
+    trace["hooks"] = [span.as_trace() for span in spans]
 
     reply = _reply(result) if live else None
     note = ""

@@ -36,6 +36,13 @@ from conversation.views.knowledge import (
     knowledge_delete,
     knowledge_edit,
 )
+from conversation.views.media import (
+    channel_templates,
+    channel_templates_sync,
+    conversation_send_media,
+    conversation_send_template,
+    message_media,
+)
 from conversation.views.simulator import (
     simulator,
     simulator_channel_create,
@@ -54,9 +61,13 @@ __all__ = [
     "channel_detail",
     "channel_new_secret",
     "channel_set_active",
+    "channel_templates",
+    "channel_templates_sync",
     "channel_test",
     "channels",
     "conversation_detail",
+    "conversation_send_media",
+    "conversation_send_template",
     "conversation_take_over",
     "conversations",
     "handoff_badge",
@@ -69,6 +80,7 @@ __all__ = [
     "knowledge_create",
     "knowledge_delete",
     "knowledge_edit",
+    "message_media",
     "message_resend",
     "simulator",
     "simulator_channel_create",

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT_PACKAGES = ("accounts", "config", "conversation", "routers", "cases")
+PRODUCT_PACKAGES = ("accounts", "config", "conversation", "routers", "cases", "inbox")
 
 
 @dataclass(frozen=True)

@@ -224,7 +224,8 @@ def test_the_admin_applies_the_pages_rules_to_notification_settings(staff, world
     assert response.status_code == 200
     assert response.context["adminform"].form.errors
     row.refresh_from_db()
-    assert not row.whatsapp_enabled and row.whatsapp_channel_id is None
+    # (WhatsApp notices are on by default since round 3; nothing of the post was saved.)
+    assert row.whatsapp_channel_id is None and not row.whatsapp_phone
     assert audit_rows("case_notifications.update") == []
 
 

@@ -137,6 +137,11 @@ LAYER_PATTERNS: tuple[tuple[str, int], ...] = (
     # 4 capabilities
     ("routers/*", CAPABILITIES),
     ("cases/*", CAPABILITIES),
+    # the inbox (assignment, resolution, labels, notes, canned replies, search)
+    ("inbox/*", CAPABILITIES),
+    # analytics reads every capability's rows (cases, handoffs, the turns' routing traces)
+    # for its reports, and the turn package calls its budget gate: with the entry points
+    ("analytics/*", ENTRY),
 )
 
 MAX_LINES = 450

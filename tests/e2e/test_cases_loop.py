@@ -12,8 +12,8 @@ import pytest
 
 from cases.models import Case, CaseStatus
 from tests import factories
+from tests.browser import login
 from tests.cases.conftest import enable_cases, open_case
-from tests.e2e.conftest import login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -111,7 +111,11 @@ def test_back_to_the_cases_keeps_the_filter_and_returns_the_focus(
 
     page.wait_for_url("**/casos/?estado=esperando-voce*")
     assert page.evaluate("document.activeElement.id") == f"case-row-{case.pk}"
-    assert page.locator(".case-tab[aria-current=page]").inner_text().startswith("Esperando você")
+    assert (
+        page.locator(".case-tabs:not(.case-assignee-tabs) .case-tab[aria-current=page]")
+        .inner_text()
+        .startswith("Esperando você")
+    )
     case.refresh_from_db()
     assert case.status == CaseStatus.AWAITING_HUMAN and case.events.count() == 1
 

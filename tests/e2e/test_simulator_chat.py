@@ -10,7 +10,7 @@ from django.db import transaction
 from conversation.models import Conversation, SenderKind
 from conversation.outbox import outbound_enqueue
 from tests import factories
-from tests.e2e.conftest import login
+from tests.browser import login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

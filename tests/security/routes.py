@@ -41,8 +41,14 @@ KWARG_MODELS = {
     "router_id": "routers.Router",
     "phrase_id": "routers.LabelledPhrase",
     "run_id": "routers.QualityRun",
+    "suggestion_id": "routers.RouterSuggestion",
     "case_id": "cases.Case",
     "message_id": "conversation.Message",
+    "contact_id": "conversation.Contact",
+    "label_id": "inbox.Label",
+    "canned_reply_id": "inbox.CannedReply",
+    "membership_id": "accounts.Membership",
+    "invitation_id": "accounts.Invitation",
 }
 
 Build = Callable[[TenantData, str], dict[str, Any]]
@@ -79,6 +85,10 @@ def _channel_of(data: TenantData, tag: str) -> dict[str, Any]:
 
 def _channel_assign(data: TenantData, tag: str) -> dict[str, Any]:
     return {"answered_by": f"agent:{_row(data, tag, 'conversation.Agent').pk}"}
+
+
+def _inbox_assign(data: TenantData, tag: str) -> dict[str, Any]:
+    return {"responsavel": str(_row(data, tag, "accounts.Membership").pk)}
 
 
 def _router_api_create(data: TenantData, tag: str) -> dict[str, Any]:
@@ -146,6 +156,17 @@ ROUTES: dict[str, Rule] = {
     # accounts
     "accounts:login": Rule({"GET": PUBLIC, "POST": PUBLIC}),
     "accounts:logout": Rule({"POST": ANY}),
+    # the team page (admins) and the account's own pages
+    "accounts:team": Rule({"GET": AD}),
+    "accounts:team_invite": Rule({"POST": AD}),
+    "accounts:team_invitation_revoke": Rule({"POST": AD}),
+    "accounts:team_member_role": Rule({"POST": AD}),
+    "accounts:team_member_remove": Rule({"POST": AD}),
+    "accounts:invitation_accept": Rule({"GET": PUBLIC, "POST": PUBLIC}),  # the link is the key
+    "accounts:password_change": Rule({"GET": ANY, "POST": ANY}),
+    "accounts:password_reset": Rule({"GET": PUBLIC, "POST": PUBLIC}),
+    "accounts:password_reset_done": Rule({"GET": PUBLIC}),
+    "accounts:password_reset_confirm": Rule({"GET": PUBLIC, "POST": PUBLIC}),
     # health probes: no login, no data
     "health-live": Rule({"GET": PUBLIC}),
     "health-ready": Rule({"GET": PUBLIC}),
@@ -158,12 +179,32 @@ ROUTES: dict[str, Rule] = {
     "conversation:conversation_detail": Rule({"GET": V}),
     "conversation:conversation_take_over": Rule({"POST": AG}),
     "conversation:message_resend": Rule({"POST": AG}),
+    "conversation:message_media": Rule({"GET": V}),
+    "conversation:conversation_send_media": Rule({"POST": AG}),
+    "conversation:conversation_send_template": Rule({"POST": AG}),
     "conversation:handoffs": Rule({"GET": V}),
     "conversation:handoff_badge": Rule({"GET": V}),
     "conversation:handoff_detail": Rule({"GET": V}),
     "conversation:handoff_messages": Rule({"GET": V}),
     "conversation:handoff_reply": Rule({"POST": AG}),
     "conversation:handoff_return": Rule({"POST": AG}),
+    # inbox (issue 16): panel, assignment, resolve, labels, notes, canned replies, contacts
+    "inbox:queue": Rule({"GET": V}),
+    "inbox:settings": Rule({"GET": V}),
+    "inbox:label_create": Rule({"POST": MG}),
+    "inbox:label_delete": Rule({"POST": MG}),
+    "inbox:canned_reply_create": Rule({"POST": MG}),
+    "inbox:canned_reply_delete": Rule({"POST": MG}),
+    "inbox:conversation_panel": Rule({"GET": V}),
+    "inbox:conversation_assign": Rule({"POST": AG}, body=_inbox_assign, names_objects_in_body=True),
+    "inbox:conversation_assign_me": Rule({"POST": AG}),
+    "inbox:conversation_resolve": Rule({"POST": AG}),
+    "inbox:conversation_label_toggle": Rule({"POST": AG}),
+    "inbox:conversation_note_add": Rule({"POST": AG}),
+    "inbox:conversation_canned_replies": Rule({"GET": AG}),
+    "inbox:contact_detail": Rule({"GET": V}),
+    "inbox:contact_edit": Rule({"POST": AG}),
+    "inbox:contact_note_add": Rule({"POST": AG}),
     # agents: admin configures
     "conversation:agents": Rule({"GET": V}),
     "conversation:agent_create": Rule({"GET": AD, "POST": AD}),
@@ -177,6 +218,8 @@ ROUTES: dict[str, Rule] = {
     "conversation:channel_test": Rule({"POST": AD}),
     "conversation:channel_set_active": Rule({"POST": AD}),
     "conversation:channel_new_secret": Rule({"POST": AD}),
+    "conversation:channel_templates": Rule({"GET": AD, "POST": AD}),
+    "conversation:channel_templates_sync": Rule({"POST": AD}),
     "conversation:channel_assign": Rule(
         {"POST": AD}, body=_channel_assign, names_objects_in_body=True
     ),
@@ -212,6 +255,8 @@ ROUTES: dict[str, Rule] = {
     "routers:router_quality_run": Rule({"POST": MG}),
     "routers:router_quality_progress": Rule({"GET": MG}),
     "routers:router_apply_suggestion": Rule({"POST": AD}),
+    "routers:router_suggestion_accept": Rule({"POST": AD}),
+    "routers:router_suggestion_reject": Rule({"POST": AD}),
     # routers API (intent-router Task 6: read agent, write admin, test manager)
     "routers_api:routers": Rule(
         {"GET": AG, "POST": AD}, body=_router_api_create, names_objects_in_body=True
@@ -235,9 +280,18 @@ ROUTES: dict[str, Rule] = {
     "cases:conversation_cases": Rule({"GET": V}),
     "cases:case_detail": Rule({"GET": V}),
     "cases:case_reply": Rule({"POST": AG}),
+    "cases:case_assign": Rule({"POST": AG}),
+    "cases:staff_number_save": Rule({"POST": AD}),
     "cases_api:cases": Rule({"GET": V}),
     "cases_api:case": Rule({"GET": V}),
     "cases_api:reply": Rule({"POST": AG}),
+    "cases_api:assign": Rule({"POST": AG}),
+    # analytics (issue 17): managers read outcomes, prices and the budget; admins edit them
+    "analytics:outcomes": Rule({"GET": MG}),
+    "analytics:outcomes_csv": Rule({"GET": MG}),
+    "analytics:prices": Rule({"GET": MG, "POST": AD}),
+    "analytics:budget": Rule({"GET": MG, "POST": AD}),
+    "analytics:conversation_cost": Rule({"GET": V}),
 }
 
 

@@ -36,12 +36,18 @@ EXEMPT = {
     "accounts.services.mask_secrets": "pure helper",
     "cases.services.next_status": "pure state machine",
     "cases.services.escalation_briefing": "pure text",
+    "cases.services.escalated_customer_notice": "pure text",
     "cases.services.follow_up_delay": "configuration",
     "cases.services.follow_up_max_attempts": "configuration",
     "cases.services.follow_up_text": "pure text",
     "routers.services.router_classify_test": "a test classification: stores nothing (Task 6)",
     "conversation.handoff.build_briefing": "pure text",
     "conversation.handoff.handoff_touch": "inbound-message bookkeeping; the message is the record",
+    # Audited, but they write rows this walk's tenant snapshot cannot see (the global price
+    # table; the organization's own settings): tests/analytics/test_services.py holds them.
+    "analytics.services.model_price_save": "global price table; audit in tests/analytics",
+    "analytics.services.model_price_delete": "global price table; audit in tests/analytics",
+    "analytics.services.budget_set": "organization settings; audit in tests/analytics",
 }
 
 
@@ -127,6 +133,7 @@ BY_NAME: dict[str, Callable[[TenantData], Any]] = {
     "phrases": lambda d: [("quero a segunda via", _router_intent(d))],
     "is_active": lambda d: True,
     "config": lambda d: None,
+    "email": lambda d: "convidada@example.com",
 }
 
 
@@ -152,6 +159,43 @@ def _awaiting_lead(d: TenantData) -> dict[str, Any]:
     case_answer(case=case, actor=d.user("A", "admin"), action="need_lead_info", text="Qual?")
     case.refresh_from_db()
     return {"case": case}
+
+
+def _case_assignee(d: TenantData) -> dict[str, Any]:
+    return {"assignee": d.user("A", "agent")}
+
+
+def _staff_phone(d: TenantData) -> dict[str, Any]:
+    from accounts.models import Membership
+
+    return {
+        "membership": Membership.objects.get(user=d.user("A", "agent")),
+        "phone": "5511977776666",
+    }
+
+
+def _lead_answered_unseen(d: TenantData) -> dict[str, Any]:
+    """A case waiting on the customer who answered an hour ago, with no update since."""
+    from datetime import timedelta
+
+    from cases.models import Case
+    from conversation.models import Conversation, Message
+
+    case = _awaiting_lead(d)["case"]
+    hour_ago = timezone.now() - timedelta(hours=1)
+    Case.objects.filter(pk=case.pk).update(waiting_since=hour_ago - timedelta(hours=1))
+    Message.objects.create(
+        organization=case.organization,
+        conversation=case.conversation,
+        channel=case.conversation.channel,
+        direction="inbound",
+        sender_kind="customer",
+        body="segue o dado",
+        status="received",
+    )
+    Message.objects.filter(body="segue o dado").update(created_at=hour_ago)
+    Conversation.objects.filter(pk=case.conversation_id).update(last_inbound_at=hour_ago)
+    return {}
 
 
 def _queued_run(d: TenantData) -> dict[str, Any]:
@@ -198,8 +242,29 @@ def _retention_due(d: TenantData) -> dict[str, Any]:
     return {"organization": organization}
 
 
+def _agent_membership(d: TenantData) -> dict[str, Any]:
+    from accounts.models import Membership
+
+    # Not the admin's own (nobody removes themselves; the last admin stays), and not a
+    # viewer's (BY_NAME's role is "viewer": no change to audit).
+    return {"membership": Membership.objects.get(user=d.user("A", "agent"))}
+
+
+def _budget_switch(d: TenantData) -> dict[str, Any]:
+    from decimal import Decimal
+
+    return {"level": "alert", "limit_usd": Decimal("10.00"), "spend_usd": Decimal("8.5")}
+
+
+def _no_open_case(d: TenantData) -> dict[str, Any]:
+    case = d.row("A", "cases.Case")
+    type(case).objects.filter(pk=case.pk).update(status="resolved", closed_at=timezone.now())
+    return {}
+
+
 # Arguments a function needs beyond what its names say (or a state to act on).
 SETUP: dict[str, Callable[[TenantData], dict[str, Any]]] = {
+    "analytics.services.budget_switch_record": _budget_switch,
     "conversation.services.agent_publish": _new_version,
     "conversation.services.channel_set_active": _inactive_channel,
     "conversation.privacy.retention_apply": _retention_due,
@@ -208,7 +273,18 @@ SETUP: dict[str, Callable[[TenantData], dict[str, Any]]] = {
     "routers.services.router_members_replace": _members,
     "cases.services.case_record_relay": _need_lead_info,
     "cases.services.case_provide_update": _awaiting_lead,
+    "cases.services.case_assign": _case_assignee,
+    "cases.services.staff_number_set": _staff_phone,
+    "cases.services.stalled_cases_sweep": _lead_answered_unseen,
     "routers.services.quality_run_execute": _queued_run,
+    "accounts.services.membership_role_change": _agent_membership,
+    "accounts.services.membership_remove": _agent_membership,
+    # The world's conversation is assigned to the admin already: hand it back to the team.
+    "inbox.services.conversation_assign": lambda d: {"assignee": None},
+    # Resolving also cancels the conversation's open cases through the ``closed`` hook;
+    # ``cases.services.case_cancel`` audits that as system work (it takes no actor), so
+    # the walk resolves a conversation with no open case (tests/inbox covers the hook).
+    "inbox.services.conversation_resolve": _no_open_case,
 }
 
 

@@ -16,6 +16,7 @@ from cases.demo import seed_demo_cases
 from conversation.models import Agent, ChannelSession, KnowledgeDocument
 from conversation.runtime_adapters.demo import seed_demo_invoice_support
 from conversation.services import agent_create, channel_create, knowledge_document_save
+from inbox.demo import seed_demo_inbox
 from routers.demo import seed_demo_routers
 
 DEMO_PASSWORD = "demo12345"
@@ -112,6 +113,7 @@ class Command(BaseCommand):
         seed_demo_routers(org, admin_user)
         seed_demo_cases(org, admin_user)
         seed_demo_invoice_support(org, admin_user)
+        seed_demo_inbox(org, admin_user)
 
         self.stdout.write(self.style.SUCCESS("Demo pronta: organização 'Loja Demo'."))
         self.stdout.write(
