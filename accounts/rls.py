@@ -46,6 +46,7 @@ from django.db import DatabaseError, connections, models, transaction
 from accounts.rls_policies import (
     BYPASS_SETTING,
     DROP_ORGANIZATION_OF_FUNCTION_SQL,
+    ERASURE_SETTING,
     MEMBERSHIP_TABLE,
     ORG_SETTING,
     ORGANIZATION_OF_FUNCTION_SQL,
@@ -216,6 +217,26 @@ def bypass_rls(reason: str, *, using: str = "default") -> Iterator[None]:
             yield
     finally:
         _organization.reset(token)
+
+
+@contextmanager
+def erasure(*, using: str = "default") -> Iterator[None]:
+    """Inside the current transaction, let an LGPD erasure rewrite append-only rows (the
+    holder's text in case timelines); the tenant wall still applies. Must run in a
+    transaction: the permission ends with it."""
+    if not enforced(using):
+        yield
+        return
+    if not connections[using].in_atomic_block:
+        raise RuntimeError("rls.erasure() needs an open transaction")
+    with connections[using].cursor() as cursor:
+        cursor.execute("SELECT set_config(%s, 'on', true)", [ERASURE_SETTING])
+    try:
+        yield
+    finally:
+        if not connections[using].needs_rollback:
+            with connections[using].cursor() as cursor:
+                cursor.execute("SELECT set_config(%s, '', true)", [ERASURE_SETTING])
 
 
 def with_bypass(reason: str) -> Callable[[F], F]:

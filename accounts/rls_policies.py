@@ -17,6 +17,10 @@ from django.db.migrations.operations.base import Operation
 ORG_SETTING = "app.organization_id"
 USER_SETTING = "app.user_id"
 BYPASS_SETTING = "app.bypass_rls"
+# Set (transaction-locally) only by an LGPD erasure (``rls.erasure``): it lets that one
+# transaction rewrite rows of append-only tables — to blank the holder's text — and nothing
+# else: deletes of those rows still need the owner's bypass.
+ERASURE_SETTING = "app.erasing"
 
 ORGANIZATION_TABLE = "accounts_organization"
 MEMBERSHIP_TABLE = "accounts_membership"
@@ -36,6 +40,7 @@ OWNER_SESSION = (
     f"FROM pg_catalog.pg_class c WHERE c.oid = '{ORGANIZATION_TABLE}'::regclass)"
 )
 _BYPASS = f"(current_setting('{BYPASS_SETTING}', true) = 'on' AND {OWNER_SESSION})"
+_ERASING = f"(current_setting('{ERASURE_SETTING}', true) = 'on')"
 # The one shape of a tenant policy (intent-router Task 1: ``tenant_isolation_<t>_all``).
 TENANT_PREDICATE = f"(organization_id = {_CURRENT_ORG} OR {_BYPASS})"
 
@@ -88,7 +93,8 @@ def tenant_policy_sql(table: str, *, append_only: bool = False) -> list[str]:
     """Idempotent DDL putting ``table`` under the tenant wall.
 
     ``append_only``: the application may read and insert, never update or delete, unless
-    the walls are lifted (a staff deletion cascading through the rows).
+    the walls are lifted (a staff deletion cascading through the rows) — or, for updates,
+    inside an LGPD erasure (``ERASURE_SETTING``), which blanks the holder's text.
     """
     name = policy_name(table)
     statements = [
@@ -101,9 +107,10 @@ def tenant_policy_sql(table: str, *, append_only: bool = False) -> list[str]:
         restrictive = f"append_only_{table}_{command}"
         statements.append(f'DROP POLICY IF EXISTS "{restrictive}" ON "{table}"')
         if append_only:
+            allowed = f"{_BYPASS} OR {_ERASING}" if command == "update" else _BYPASS
             statements.append(
                 f'CREATE POLICY "{restrictive}" ON "{table}" AS RESTRICTIVE '
-                f"FOR {command.upper()} USING ({_BYPASS})"
+                f"FOR {command.upper()} USING ({allowed})"
             )
     return statements
 

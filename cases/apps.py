@@ -14,6 +14,11 @@ class CasesConfig(AppConfig):
         # Opt-out, handoff and closed conversations cancel the cases' follow-ups (and,
         # on opt-out or close, the open cases themselves).
         register_cancel_pending(cancel_case_work)
+        # Erasing a contact (LGPD) blanks their cases and case timelines too.
+        from cases.privacy import erase_contact_cases
+        from conversation.hooks import register_contact_eraser
+
+        register_contact_eraser(erase_contact_cases)
 
         # Registers this app's task names for ``dispatch.enqueue`` in web processes too.
         # Workers train the promise detector when they start, not on their first send.

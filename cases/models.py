@@ -183,6 +183,11 @@ class AppendOnlyQuerySet(models.QuerySet["CaseEvent"]):
     def update(self, **kwargs: Any) -> int:
         raise TypeError("case events are append-only")
 
+    def erase(self, **blanked: Any) -> int:
+        """The one rewrite allowed: an LGPD erasure blanking the holder's text
+        (``cases.privacy``; the database allows it only inside ``rls.erasure``)."""
+        return super().update(**blanked)
+
     def delete(self) -> tuple[int, dict[str, int]]:
         raise TypeError("case events are append-only")
 

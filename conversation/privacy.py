@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.apps import apps
 from django.db import models, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -96,7 +95,7 @@ def contact_erase(*, contact: Contact, actor: Any) -> Erasure:
         Conversation.objects.filter(contact=contact).update(
             runtime_state=None, status=ConversationStatus.CLOSED, bot_silenced_until=None
         )
-        others = hooks.erase_contact_elsewhere(contact) + _erase_cases(contact)
+        others = hooks.erase_contact_elsewhere(contact)  # cases: cases.privacy
         contact.name = ""
         contact.phone = f"{ERASED_PHONE_PREFIX}{uuid.uuid4().hex[:20]}"
         contact.opted_out_at = contact.opted_out_at or now
@@ -167,32 +166,6 @@ def retention_apply(*, organization: Organization, now: datetime | None = None) 
 
 
 # --- cases: their texts about the contact ---------------------------------------------------
-
-CASE_ERASED_TITLE = "[caso apagado a pedido do titular]"
-
-
-def _erase_cases(contact: Contact) -> int:
-    """Blank what the contact's cases say (title, summary, blocker, what the team asked the
-    customer, the conversation snapshot). Rows stay: the counts and the timeline's shape.
-
-    Stopgap until the cases app registers its own eraser (``hooks.register_contact_eraser``):
-    ``conversation`` may not import ``cases``, so the model is looked up by name. Case events
-    are append-only (no UPDATE by the app, not even here): their bodies are the cases app's
-    to erase. Idempotent (a second run finds nothing left to blank)."""
-    if not apps.is_installed("cases"):
-        return 0
-    case_model = apps.get_model("cases", "Case")
-    cases = case_model.objects.filter(Q(lead=contact) | Q(conversation__contact=contact))
-    return int(
-        cases.exclude(title=CASE_ERASED_TITLE).update(
-            title=CASE_ERASED_TITLE,
-            summary=ERASED_TEXT,
-            blocker=ERASED_TEXT,
-            lead_request="",
-            context_snapshot={},
-        )
-    )
-
 
 # --- media: whatever file fields messages carry ---------------------------------------------
 

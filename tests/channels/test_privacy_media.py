@@ -11,10 +11,11 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from cases.models import Case
+from cases.models import Case, CaseEvent
+from cases.privacy import CASE_ERASED_TITLE
 from cases.services import case_open
 from conversation.models import Message
-from conversation.privacy import CASE_ERASED_TITLE, ERASED_TEXT, contact_erase, retention_apply
+from conversation.privacy import ERASED_TEXT, contact_erase, retention_apply
 from tests import factories
 
 
@@ -94,6 +95,14 @@ def test_erasing_a_contact_blanks_what_its_cases_say(world):
     assert result.other_rows >= 1
     assert Case.objects.get(pk=other.pk).title == "Outro cliente"
     assert Case.objects.count() == 2  # rows stay for the counts
+    # The append-only timeline too: no event keeps what the contact said or was told.
+    events = list(CaseEvent.objects.filter(case=case))
+    assert events and all((e.body, e.metadata) == (ERASED_TEXT, {}) for e in events)
+    kept = CaseEvent.objects.filter(case=other)
+    assert kept.exists() and not kept.filter(body=ERASED_TEXT).exists()
+    # A second erase finds nothing left to blank.
+    again = contact_erase(contact=conversation.contact, actor=world.admin)
+    assert again.other_rows == 0
 
 
 def test_retention_deletes_old_files_and_references(world):

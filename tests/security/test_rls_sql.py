@@ -175,3 +175,27 @@ def test_the_narrow_door_names_a_rows_organization_and_nothing_else(tenants):
     refused = _refused("SELECT app_organization_of('auth_user', '1')", [])
     assert (found, unknown, malformed) == (tenants.org("B").pk, None, None)
     assert "not a tenant table" in refused
+
+
+def test_an_erasure_may_rewrite_append_only_rows_of_its_own_tenant_and_still_not_delete(tenants):
+    # LGPD: inside ``rls.erasure`` the application may blank an append-only timeline's
+    # text — only its own organization's rows, and deleting them stays refused.
+    a, b = tenants.org("A").pk, tenants.org("B").pk
+    with transaction.atomic(), connection.cursor() as cursor:
+        _context(cursor, org=a)
+        cursor.execute("UPDATE accounts_auditlog SET action = 'rewritten'")
+        outside = cursor.rowcount
+        with rls.erasure():
+            cursor.execute("UPDATE accounts_auditlog SET action = action")
+            inside = cursor.rowcount
+            cursor.execute(
+                "UPDATE accounts_auditlog SET action = action WHERE organization_id = %s", [b]
+            )
+            other_tenant = cursor.rowcount
+            cursor.execute("DELETE FROM accounts_auditlog")
+            deleted = cursor.rowcount
+        cursor.execute("UPDATE accounts_auditlog SET action = 'rewritten'")
+        after = cursor.rowcount
+        transaction.set_rollback(True)
+    assert (outside, other_tenant, deleted, after) == (0, 0, 0, 0)
+    assert inside >= 1
