@@ -8,8 +8,10 @@ The conversation list itself is ``conversation.views.conversations`` (it reads
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.db.models import Q
 from django.http import HttpResponse, JsonResponse
@@ -255,24 +257,43 @@ def inbox_settings(request: PageRequest) -> HttpResponse:
     return _page(request, "inbox/settings.html", _settings_context(request))
 
 
+def _settings_create(
+    request: PageRequest,
+    form: forms.Form,
+    create: Callable[..., object],
+    *,
+    error_field: str,
+    done: str,
+    form_key: str,
+) -> HttpResponse:
+    """A creation form of the settings page: create through ``create`` (the service, given
+    the organization, the actor and the cleaned fields), or the page again with the errors."""
+    if form.is_valid():
+        try:
+            create(
+                organization=request.membership.organization,
+                actor=request.user,
+                **form.cleaned_data,
+            )
+        except services.InboxError as exc:
+            form.add_error(error_field, str(exc))
+        else:
+            messages.success(request, done)
+            return redirect("inbox:settings")
+    return _page(request, "inbox/settings.html", _settings_context(request, **{form_key: form}))
+
+
 @role_required("manager")
 @require_POST
 def label_create(request: PageRequest) -> HttpResponse:
-    form = LabelForm(request.POST)
-    if form.is_valid():
-        try:
-            services.label_create(
-                organization=request.membership.organization,
-                actor=request.user,
-                name=form.cleaned_data["name"],
-                color=form.cleaned_data["color"],
-            )
-        except services.InboxError as exc:
-            form.add_error("name", str(exc))
-        else:
-            messages.success(request, _("Etiqueta criada."))
-            return redirect("inbox:settings")
-    return _page(request, "inbox/settings.html", _settings_context(request, label_form=form))
+    return _settings_create(
+        request,
+        LabelForm(request.POST),
+        services.label_create,
+        error_field="name",
+        done=_("Etiqueta criada."),
+        form_key="label_form",
+    )
 
 
 @role_required("manager")
@@ -287,22 +308,14 @@ def label_delete(request: PageRequest, label_id: uuid.UUID) -> HttpResponse:
 @role_required("manager")
 @require_POST
 def canned_reply_create(request: PageRequest) -> HttpResponse:
-    form = CannedReplyForm(request.POST)
-    if form.is_valid():
-        try:
-            services.canned_reply_create(
-                organization=request.membership.organization,
-                actor=request.user,
-                title=form.cleaned_data["title"],
-                body=form.cleaned_data["body"],
-                shortcut=form.cleaned_data["shortcut"],
-            )
-        except services.InboxError as exc:
-            form.add_error("shortcut", str(exc))
-        else:
-            messages.success(request, _("Resposta pronta criada."))
-            return redirect("inbox:settings")
-    return _page(request, "inbox/settings.html", _settings_context(request, canned_form=form))
+    return _settings_create(
+        request,
+        CannedReplyForm(request.POST),
+        services.canned_reply_create,
+        error_field="shortcut",
+        done=_("Resposta pronta criada."),
+        form_key="canned_form",
+    )
 
 
 @role_required("manager")
