@@ -54,8 +54,8 @@ class ModelPrice(models.Model):
         return f"{self.model} ({self.effective_date})"
 
 
-class DailyOutcome(models.Model):
-    """Counters of one local day, one channel and one agent (``counts``: name → int)."""
+class DailySlice(models.Model):
+    """One local day of one organization, channel and agent: what a rollup row counts."""
 
     id = models.BigAutoField(primary_key=True)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
@@ -66,6 +66,14 @@ class DailyOutcome(models.Model):
     agent = models.ForeignKey(
         Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )
+
+    class Meta:
+        abstract = True
+
+
+class DailyOutcome(DailySlice):
+    """Counters of one local day, one channel and one agent (``counts``: name → int)."""
+
     counts = models.JSONField(default=dict)
 
     class Meta:
@@ -77,18 +85,9 @@ class DailyOutcome(models.Model):
         return f"{self.day} {self.channel_id} {self.agent_id}"
 
 
-class DailyUsage(models.Model):
+class DailyUsage(DailySlice):
     """Model calls of one local day, channel, agent and model: the cost ledger rolled up."""
 
-    id = models.BigAutoField(primary_key=True)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
-    day = models.DateField()
-    channel = models.ForeignKey(
-        ChannelSession, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
-    agent = models.ForeignKey(
-        Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
-    )
     model = models.CharField(max_length=80)
     calls = models.PositiveIntegerField(default=0)
     errors = models.PositiveIntegerField(default=0)
