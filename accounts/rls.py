@@ -35,7 +35,7 @@ import inspect
 import logging
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
@@ -281,14 +281,22 @@ def organization_of(
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
-def runs_in_tenant_of(model: type[models.Model], arg: str) -> Callable[[F], F]:
+def runs_in_tenant_of(
+    model: type[models.Model],
+    arg: str,
+    *,
+    context: Callable[[uuid.UUID], AbstractContextManager[None]] | None = None,
+) -> Callable[[F], F]:
     """Task decorator: the task's argument ``arg`` is the id of a ``model`` row; the task
     body runs in that row's organization. A vanished row ends the task quietly (None).
+    ``context``: how the body enters it — ``tenant_context`` (one transaction) unless
+    given (the turn package's ``tenant_session``: short transactions of its own).
 
         @shared_task(name="cases.case_reply_turn")
         @rls.runs_in_tenant_of(CaseEvent, "event_id")
         def case_reply_turn(event_id: str) -> None: ...
     """
+    enter = context or tenant_context
 
     def decorator(fn: F) -> F:
         signature = inspect.signature(fn)
@@ -305,7 +313,7 @@ def runs_in_tenant_of(model: type[models.Model], arg: str) -> Callable[[F], F]:
                     extra={"task": fn.__name__, "model": model._meta.label, "id": str(pk)},
                 )
                 return None
-            with tenant_context(organization_id):
+            with enter(organization_id):
                 return fn(*args, **kwargs)
 
         return wrapped  # type: ignore[return-value]

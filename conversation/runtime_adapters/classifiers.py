@@ -100,10 +100,9 @@ def _schema_keys() -> frozenset[str]:
     return frozenset(INTENT_CLASSIFICATION_SCHEMA["properties"])
 
 
-class LlmIntentClassifier:
-    """``IntentClassifierLLM`` over any ``ModelClient`` (Anthropic in production)."""
-
-    uses_history = True
+class _ModelPort:
+    """A runtime port answered by a model: the client, the model, the ids every call is
+    recorded with (the LLM ledger) and the per-call timeout."""
 
     def __init__(
         self,
@@ -117,6 +116,12 @@ class LlmIntentClassifier:
         self._model = model
         self._ids = dict(context or {})
         self._timeout_s = timeout_s
+
+
+class LlmIntentClassifier(_ModelPort):
+    """``IntentClassifierLLM`` over any ``ModelClient`` (Anthropic in production)."""
+
+    uses_history = True
 
     def classify(
         self,
@@ -183,21 +188,8 @@ def intent_user_prompt(user_text: str, context: IntentClassifierContext) -> str:
     )
 
 
-class LlmItemMatcher:
+class LlmItemMatcher(_ModelPort):
     """``ItemMatcherLLM``: the candidates are the tool's enum, so the answer is a subset."""
-
-    def __init__(
-        self,
-        client: ModelClient,
-        *,
-        model: str,
-        context: Mapping[str, Any] | None = None,
-        timeout_s: float = TIMEOUT_S,
-    ) -> None:
-        self._client = client
-        self._model = model
-        self._ids = dict(context or {})
-        self._timeout_s = timeout_s
 
     def match(
         self,

@@ -27,8 +27,6 @@ variable is set.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 import uuid
 from collections.abc import Callable, Iterator
@@ -110,25 +108,4 @@ def runs_in_tenant_session_of(model: type[models.Model], arg: str) -> Callable[[
     """Task decorator like ``rls.runs_in_tenant_of`` — the task's ``arg`` names a ``model``
     row, the body works for its organization; a vanished row ends it quietly (None) — but
     with ``tenant_session``: the body opens its own short transactions."""
-
-    def decorator(fn: F) -> F:
-        signature = inspect.signature(fn)
-        if arg not in signature.parameters:
-            raise TypeError(f"{fn.__name__} has no argument {arg!r}")
-
-        @functools.wraps(fn)
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            pk = signature.bind(*args, **kwargs).arguments[arg]
-            organization_id = rls.organization_of(model, pk)
-            if organization_id is None:
-                log.info(
-                    "task row vanished",
-                    extra={"task": fn.__name__, "model": model._meta.label, "id": str(pk)},
-                )
-                return None
-            with tenant_session(organization_id):
-                return fn(*args, **kwargs)
-
-        return wrapped  # type: ignore[return-value]
-
-    return decorator
+    return rls.runs_in_tenant_of(model, arg, context=tenant_session)
