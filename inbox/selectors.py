@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
@@ -233,3 +235,25 @@ def contact_profile(contact: Contact) -> ContactProfile:
 
 def canned_replies(organization_id: Any) -> QuerySet[CannedReply]:
     return CannedReply.objects.filter(organization_id=organization_id).order_by("shortcut")
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One line of a conversation's timeline: a message, or a team's internal note."""
+
+    created_at: datetime
+    message: Message | None = None
+    note: InternalNote | None = None
+
+
+def conversation_timeline(
+    conversation: Conversation, messages: Sequence[Message]
+) -> list[TimelineEntry]:
+    """The messages shown with the conversation's internal notes in time order (one query:
+    the notes with their authors). Notes older than the oldest message shown stay out."""
+    notes = InternalNote.objects.filter(conversation=conversation).select_related("author")
+    if messages:
+        notes = notes.filter(created_at__gte=min(m.created_at for m in messages))
+    entries = [TimelineEntry(created_at=m.created_at, message=m) for m in messages]
+    entries += [TimelineEntry(created_at=n.created_at, note=n) for n in notes]
+    return sorted(entries, key=lambda e: e.created_at)

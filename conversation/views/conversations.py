@@ -63,6 +63,8 @@ def conversation_detail(request: PageRequest, conversation_id: uuid.UUID) -> Htt
         "conversation": conversation,
         "detail": detail,
         "answered_by": trace_words.last_answering_agent(detail.turns),
+        # The team's internal notes between the messages, where they were written.
+        "timeline": inbox_selectors.conversation_timeline(conversation, detail.messages),
         "can_take_over": request.membership.has_role("agent"),
         "can_resend": request.membership.has_role("agent"),
     }

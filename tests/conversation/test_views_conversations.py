@@ -190,8 +190,8 @@ def test_conversation_detail_query_count_is_constant(world, django_assert_num_qu
     client.get(f"/conversas/{conversation.pk}/")
     # session · user · membership · conversation (+contact, channel, agent) ·
     # messages (+sent_by) · LLM calls · turns (+agent version) · open handoff · nav badge ·
-    # memberships (context processor)
-    with django_assert_num_queries(10):
+    # memberships (context processor) · internal notes (+author)
+    with django_assert_num_queries(11):
         client.get(f"/conversas/{conversation.pk}/")
 
 
