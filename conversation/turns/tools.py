@@ -17,6 +17,7 @@ from typing import Any
 from cases.promise_gate import GateHandoff, case_promise_send_gate
 from conversation import knowledge
 from conversation.agents import AgentConfig
+from conversation.channels._parsing import clean_text
 from conversation.handoff import perform_human_handoff
 from conversation.llm.base import ToolSpec
 from conversation.models import HandoffReason, SenderKind
@@ -132,7 +133,11 @@ def own_tools(ctx: TurnContext, agent: AgentConfig) -> list[Tool]:
 
 
 def _tool_send_message(ctx: TurnContext, data: Any) -> ToolOutcome:
-    sent = send_through_gates(ctx, str(data["text"]).strip())
+    # What the customer would get: no NUL, no lone surrogate (PostgreSQL stores neither).
+    text = clean_text(str(data["text"])).strip()
+    if not text:
+        return ToolOutcome("A mensagem está vazia: escreva o texto para o cliente.", is_error=True)
+    sent = send_through_gates(ctx, text)
     if isinstance(sent, Vetoed):
         return ToolOutcome(sent.problem, is_error=True, terminal=sent.handed_off)
     return ToolOutcome(f"Mensagem enviada (nº {len(ctx.sent)} deste turno).")
