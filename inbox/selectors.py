@@ -3,7 +3,9 @@ member's own queue; the conversation panel and the contact profile.
 
 Search: contact name or phone (``icontains``) or message text — PostgreSQL full-text
 search in Portuguese (``to_tsvector('portuguese', body)``, the GIN index of migration
-``inbox.0002``), ``icontains`` on SQLite. Every list costs a fixed number of queries.
+``inbox.0002``), ``icontains`` on SQLite. In a tenant context (every request and task) the
+text match goes through the door ``app_message_search`` (``inbox.search_sql``), the only
+way the index can serve the application role. Every list costs a fixed number of queries.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connections
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
+from accounts import rls
 from accounts.access import scoped
 from accounts.models import Membership, Role
 from conversation import selectors as conversation_selectors
@@ -34,6 +38,9 @@ from conversation.models import (
 from inbox.models import CannedReply, ConversationLabel, InternalNote, Label, ReadMarker
 
 SEARCH_CONFIG = "portuguese"
+# The door's cap: the newest matching messages it returns (a word in every message must not
+# turn one search into a list of all of them). Past it the oldest matches are not searched.
+SEARCH_MAX_MESSAGES = 2000
 MIN_PHONE_DIGITS = 4
 
 
@@ -62,14 +69,24 @@ def _uses_postgres() -> bool:
 
 def message_matches(organization_id: Any, q: str) -> QuerySet[Message]:
     """The messages whose text matches ``q``: Portuguese full-text search (stems, so
-    "boleto" finds "boletos") on PostgreSQL, a substring on SQLite."""
+    "boleto" finds "boletos") on PostgreSQL, a substring on SQLite.
+
+    PostgreSQL, in this organization's tenant context: the ids come from the door
+    ``app_message_search`` (the GIN index, at most ``SEARCH_MAX_MESSAGES`` newest matches),
+    still one subquery of the caller's query. Outside one — owner sessions with the walls
+    lifted: fixtures, seed, an operator's shell — the same match as a plain filter (the
+    door admits only the context's organization; this one the policy still binds)."""
     rows = Message.objects.filter(organization_id=organization_id)
-    if _uses_postgres():
-        # The very expression of the GIN index ``msg_body_fts_pt`` (inbox.0002).
-        return rows.annotate(
-            search=SearchVector("body", config=SEARCH_CONFIG),
-        ).filter(search=SearchQuery(q, config=SEARCH_CONFIG, search_type="websearch"))
-    return rows.filter(body__icontains=q)
+    if not _uses_postgres():
+        return rows.filter(body__icontains=q)
+    current = rls.current_organization_id()
+    if current is not None and str(current) == str(organization_id):
+        door = RawSQL("SELECT app_message_search(%s, %s)", (q, SEARCH_MAX_MESSAGES))
+        return rows.filter(pk__in=door)
+    # The very expression of the GIN index ``msg_body_fts_pt`` (inbox.0002) and the door's.
+    return rows.annotate(
+        search=SearchVector("body", config=SEARCH_CONFIG),
+    ).filter(search=SearchQuery(q, config=SEARCH_CONFIG, search_type="websearch"))
 
 
 def _search(rows: QuerySet[Conversation], organization_id: Any, q: str) -> QuerySet[Conversation]:

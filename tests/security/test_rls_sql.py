@@ -177,6 +177,38 @@ def test_the_narrow_door_names_a_rows_organization_and_nothing_else(tenants):
     assert "not a tenant table" in refused
 
 
+def test_the_search_door_answers_only_the_contexts_own_message_ids(tenants):
+    # ``app_message_search`` (inbox.0003) runs as the owner, past the policy: it must apply
+    # the wall itself — the context's organization only, no context no rows, and the owner
+    # session's bypass opens nothing.
+    a, b = tenants.org("A").pk, tenants.org("B").pk
+    message_of_b = tenants.row("B", "conversation.Message")
+    found = {}
+    with transaction.atomic(), connection.cursor() as cursor:
+        for name, org, bypass in (("A", a, "off"), ("B", b, "off"), ("none", "", "on")):
+            _context(cursor, org=org, bypass=bypass)
+            cursor.execute("SELECT app_message_search(%s, 100)", [message_of_b.body])
+            found[name] = {row[0] for row in cursor.fetchall()}
+    assert found == {"A": set(), "B": {message_of_b.pk}, "none": set()}
+
+
+# The SECURITY DEFINER functions (doors through the walls) and nothing else: a new one is
+# reviewed here — it must apply the wall itself and pin its search_path.
+DOORS = {"app_message_search", "app_organization_ids", "app_organization_of"}
+
+
+def test_every_security_definer_function_is_a_known_door_with_a_fixed_search_path(tenants):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT p.proname, p.proconfig FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE p.prosecdef AND n.nspname = current_schema()"
+        )
+        doors = dict(cursor.fetchall())
+    assert set(doors) == DOORS
+    assert all("search_path=pg_catalog, public" in (config or []) for config in doors.values())
+
+
 def test_an_erasure_may_rewrite_append_only_rows_of_its_own_tenant_and_still_not_delete(tenants):
     # LGPD: inside ``rls.erasure`` the application may blank an append-only timeline's
     # text — only its own organization's rows, and deleting them stays refused.
