@@ -14,7 +14,8 @@ Per set and stage it prints precision and recall of
 * ``local``: rules, then the learned stage (what ``detect_human_promise`` answers);
 * ``oracle_check``: the local stages, with the uncertain band settled by an oracle standing
   in for the model check (the label itself) — the ceiling of a perfect model check;
-* ``model_check_share``: the share of messages in the uncertain band (sent to the model).
+* ``model_check_share``: the share of messages in the uncertain band, or below it with the
+  actor cue (sent to the model).
 
 Targets (issue 12): local recall >= 0.95 at precision >= 0.97; share <= 0.15; the local
 stages >= 20,000 messages/s. Throughput input is the labelled corpus of tests/fixtures/promises
@@ -126,7 +127,8 @@ def bench_promise_invariant_leak() -> Iterator[Line]:
     invariant of human-cases §6 / DESIGN §10.3, judged by the hand label, not the detector):
     with the model check off (a workspace offline: local stages only) and on (the uncertain
     band answered as the label says; what remains are promises scored confidently below the
-    band). tests/cases/test_promise_invariant.py runs the same through whole turns."""
+    band with no actor cue). tests/cases/test_promise_invariant.py runs the same through whole
+    turns."""
     extra = {"detector": PROMISE_DETECTOR_VERSION}
     for name, items in labelled_sets().items():
         promises = [text for text, label in items if label]

@@ -79,6 +79,9 @@ def serve_fake_model(latency: float, follow_up_latency: float) -> None:
 
     first = tool_use_response("send_message", {"text": REPLY_TEXT})
     last = text_response("Pronto.")
+    # The before-send promise check (a forced tool call) on the reply, as a model reads it:
+    # the assistant helps now, nobody else is promised.
+    check = tool_use_response("classify_promise", {"promise": False, "who_acts": "ai_now"})
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -91,7 +94,8 @@ def serve_fake_model(latency: float, follow_up_latency: float) -> None:
             follow_up = isinstance(content, list) and any(
                 isinstance(b, dict) and b.get("type") == "tool_result" for b in content
             )
-            body = dict(last if follow_up else first)
+            forced = (request.get("tool_choice") or {}).get("name")
+            body = dict(check if forced == "classify_promise" else last if follow_up else first)
             body["id"] = f"msg_{uuid.uuid4().hex[:24]}"
             if not follow_up:
                 block = dict(body["content"][0])

@@ -7,7 +7,9 @@ Stages and API
 2. **Learned** (``promise_learned``): a sparse logistic regression over word and word-class
    n-grams, trained at first use from the corpus shipped in ``data/``; it runs only when no
    rule fired. Its calibrated probability decides against a threshold, and a band around the
-   threshold is flagged *uncertain*.
+   threshold is flagged *uncertain*: from the lowest cross-validated probability of a training
+   promise up, and below that any sentence naming a person or team that is not a habitual
+   fact (the actor cue; ``promise_learned``).
 3. **Model check** (``promise_check``, optional): a closed-schema forced tool call for the
    uncertain band only, failing closed (error, timeout, bad answer = promise).
 
@@ -87,7 +89,7 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 # Bump whenever a rule or check changes what is detected. The detector version adds the digest
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
 # version, so a veto in a trace can be tied to the detector that produced it.
-RULES_VERSION = "ptbr-promise-3"
+RULES_VERSION = "ptbr-promise-4"  # 4: the model-check band reaches down (actor cue)
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -115,8 +117,9 @@ class PromiseAssessment:
 
     ``score`` is the calibrated probability that the message promises human follow-up (1.0
     when a rule fired: the rules are the high-precision stage). ``uncertain`` says the learned
-    score fell in the band where a model check is worth its cost (``promise_check``); a rule
-    hit is never uncertain. ``match`` is set exactly when ``promise`` is.
+    score fell in the band where a model check is worth its cost (``promise_check``), or below
+    it with the actor cue; a rule hit is never uncertain. ``match`` is set exactly when
+    ``promise`` is.
     """
 
     promise: bool
@@ -153,7 +156,7 @@ def assess_promise(body: str) -> PromiseAssessment:
         promise=promise,
         score=scored.probability,
         stage=PromiseStage.LEARNED,
-        uncertain=calibration.band_low <= scored.probability < calibration.band_high,
+        uncertain=model.uncertain(scored),
         match=learned_match,
     )
 

@@ -386,3 +386,40 @@ def _window_features(tokens: list[str]) -> list[str]:
     if frame2:
         add(f"k:{frame2} {frame1} </s>")
     return features
+
+
+# --- the weak promise cue (when to ask the model check; not a feature of the model) -----------
+
+# Someone other than the AI as an actor: a person or team (first names too), a pronoun ("ele",
+# "alguem") or "a gente". Present-as-future with such a subject ("a Dra. Helena liga pra voce
+# antes da consulta", "o financeiro estorna a diferenca") is a promise the learned stage can
+# score low: its verbs are not in any word class. So a sentence naming an actor is worth a
+# model check even when the learned stage clears it (``LearnedModel.uncertain``).
+ACTOR_CLASSES = frozenset(("HUM", "PRO", "WE"))
+# An actor class stands in a sentence (outside a negation, condition or instruction scope)
+# exactly when some clause-frame bigram ends in it: every new key class of a clause adds
+# ``k:<previous> <class>``. So the cue is one set intersection with the sentence's features.
+_FRAME_LEFT = (
+    "<s>",
+    *_KEY_CLASSES,
+    *(scope + label for scope in _SCOPE_OPENERS.values() for label in _KEY_CLASSES),
+)
+ACTOR_CUE_FEATURES: frozenset[str] = frozenset(
+    f"k:{left} {actor}" for left in _FRAME_LEFT for actor in ACTOR_CLASSES
+)
+
+# What the team habitually does or is — hours, staffing, policies — is a fact, not a promise
+# (``promise.py``: "nossa equipe trabalha aos sabados"; the §11.1 false-positive goldens).
+# A sentence with one of these markers carries no actor cue.
+HABITUAL = re.compile(
+    r"\b(?:atend(?:e|em)|funciona[m]?|trabalha[m]?|abre[m]?|fecha[m]?|costuma\w*|geralmente"
+    r"|normalmente|sempre|todos os dias|(?:aos|nos) (?:sabados|domingos|feriados)"
+    r"|de segunda a \w+|formad[ao]s?|usually|always|works|opens"
+    r"|closes|available|is (?:a|an|the)|are (?:a|an|the))\b"
+)
+
+
+def has_actor_cue(features: list[str]) -> bool:
+    """Whether one sentence's features name an actor other than the AI, outside a question
+    (a question leaves the choice to the customer)."""
+    return not ACTOR_CUE_FEATURES.isdisjoint(features) and "q" not in features

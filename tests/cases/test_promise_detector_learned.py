@@ -49,25 +49,28 @@ from cases.guardrail.promise_learned import (
     CALIBRATION_PATH,
     Calibration,
     calibrate,
+    choose_band_low,
     corpus_digest,
     learned_model,
     load_corpus,
+    out_of_fold_raw,
     train_model,
 )
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "promises"
 
-# Measured (bench/cases.py, detector ptbr-promise-3+lr-a52efcfbf54d): held-out local
-# P 1.000 / R 0.919, dev local P 0.980 / R 0.833, round-3 held-out local P 1.000 / R 0.960;
-# model-check share 0.095 / 0.125 / 0.070; with an oracle on the uncertain band R 0.988 /
-# 0.933 / 1.000.
+# Measured (bench/cases.py, detector ptbr-promise-4+lr-a52efcfbf54d): held-out local
+# P 1.000 / R 0.919, dev local P 0.980 / R 0.833, round-3 held-out local P 1.000 / R 0.960.
+# Model check on [0.071, 0.9) (bottom: the lowest out-of-fold training promise) and below it
+# on the actor cue: share 0.262 / 0.317 / 0.260 (these sets are half near misses: real
+# traffic costs less); with an oracle answering the check, R 1.000 on all three sets.
 HELDOUT_PRECISION_FLOOR = 0.97
 HELDOUT_RECALL_FLOOR = 0.90
 DEV_PRECISION_FLOOR = 0.96
 DEV_RECALL_FLOOR = 0.80
-MODEL_CHECK_SHARE_CEILING = 0.15
-ORACLE_HELDOUT_RECALL_FLOOR = 0.95
-ORACLE_DEV_RECALL_FLOOR = 0.90
+MODEL_CHECK_SHARE_CEILING = 0.35
+ORACLE_HELDOUT_RECALL_FLOOR = 1.0
+ORACLE_DEV_RECALL_FLOOR = 1.0
 
 Labelled = list[tuple[str, bool]]
 
@@ -168,15 +171,23 @@ def test_learned_stage_adds_recall_the_rules_alone_do_not_have() -> None:
     assert local_recall >= rules_recall + 0.3
 
 
-@pytest.mark.parametrize(("name", "items"), [("heldout", HELDOUT), ("dev", DEV)])
-def test_only_a_small_share_of_messages_reaches_the_model_check(name: str, items: Labelled) -> None:
+@pytest.mark.parametrize(
+    ("name", "items"), [("heldout", HELDOUT), ("dev", DEV), ("heldout_r3", HELDOUT_R3)]
+)
+def test_only_a_bounded_share_of_messages_reaches_the_model_check(
+    name: str, items: Labelled
+) -> None:
     share = sum(assess_promise(text).uncertain for text, _ in items) / len(items)
     assert share <= MODEL_CHECK_SHARE_CEILING, name
 
 
 @pytest.mark.parametrize(
     ("items", "floor"),
-    [(HELDOUT, ORACLE_HELDOUT_RECALL_FLOOR), (DEV, ORACLE_DEV_RECALL_FLOOR)],
+    [
+        (HELDOUT, ORACLE_HELDOUT_RECALL_FLOOR),
+        (DEV, ORACLE_DEV_RECALL_FLOOR),
+        (HELDOUT_R3, ORACLE_HELDOUT_RECALL_FLOOR),
+    ],
 )
 def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor: float) -> None:
     precision, recall, mistakes = precision_recall(items, with_oracle_check)
@@ -217,6 +228,37 @@ def test_near_misses_stay_below_the_threshold(text: str) -> None:
     assert detect_human_promise(text) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pode deixar que o financeiro estorna a diferença.",
+        "Pode ficar tranquila, a Dra. Helena liga pra você antes da consulta.",
+        "O fisioterapeuta ajusta o seu plano e manda por aqui.",
+    ],
+)
+def test_a_named_actor_sends_a_confident_no_to_the_model_check(text: str) -> None:
+    # Written for this test (in no corpus): present-as-future with a person as the subject.
+    assert detect_rule_promise(text) is None and detect_human_promise(text) is None
+    scored = learned_model().score(text)
+    assert scored.probability < learned_model().calibration.band_low and scored.actor_cue
+    assert assess_promise(text).uncertain
+    assert decide_promise(text, raises(TimeoutError())).promise  # fails closed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ninguém da equipe vai te ligar, está tudo resolvido.",  # negated
+        "Quer que a equipe te ligue?",  # a question: the customer chooses
+        "O suporte funciona de segunda a sexta, das 8h às 18h.",  # a habitual fact
+        "Os entregadores costumam passar entre 8h e 18h.",  # a habitual fact
+        "Seu boleto é gerado automaticamente no dia 5.",  # no actor
+    ],
+)
+def test_negated_asked_habitual_or_actorless_text_carries_no_actor_cue(text: str) -> None:
+    assert not learned_model().score(text).actor_cue
+
+
 # --- the verdict's shape ----------------------------------------------------------------------
 
 
@@ -245,6 +287,25 @@ def test_shipped_calibration_is_the_one_of_the_shipped_corpus() -> None:
     assert shipped.digest == corpus_digest(rows)
     assert learned_model().calibration == shipped
     assert shipped.band_low <= shipped.threshold < shipped.band_high
+
+
+def test_band_low_keeps_every_cross_validated_training_promise_in_reach() -> None:
+    # Synthetic out-of-fold scores: the band drops to the lowest promise the rules miss.
+    assert choose_band_low([0.9, 0.03, 0.5], [True, True, False], [False] * 3, 0.7) == 0.03
+    assert choose_band_low([0.9, 0.01], [True, True], [False, True], 0.7) == 0.2  # capped
+    assert choose_band_low([0.05], [True], [False], 0.04) == 0.04  # never above the threshold
+    assert choose_band_low([], [], [], 0.7) == 0.2
+
+
+def test_out_of_fold_every_training_promise_is_found_or_sent_to_the_model_check() -> None:
+    # The band's defining property, on the training corpus (cross-validated: the dev and
+    # held-out sets play no part in it).
+    rows = load_corpus()
+    model = learned_model()
+    hits = [detect_rule_promise(row.text) is not None for row in rows]
+    for row, raw, hit in zip(rows, out_of_fold_raw(rows), hits, strict=True):
+        if row.promise and not hit:
+            assert model.probability(raw) >= model.calibration.band_low
 
 
 def test_calibration_and_training_are_deterministic() -> None:
@@ -327,6 +388,23 @@ def test_learned_score_of_two_messages_is_the_higher_of_the_two(
     model = learned_model()
     joined = model.score(first[0] + "\n" + second[0]).raw
     assert joined == pytest.approx(max(model.score(first[0]).raw, model.score(second[0]).raw))
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(EVERY_LABELLED), st.sampled_from(EVERY_LABELLED))
+def test_adding_a_message_never_takes_text_out_of_the_model_checks_reach(
+    first: tuple[str, bool], second: tuple[str, bool]
+) -> None:
+    # Reach: the learned stage flags it, or sends it to the check. Harmless text around a
+    # promise can never hide it from the check.
+    model = learned_model()
+
+    def reach(text: str) -> bool:
+        scored = model.score(text)
+        return scored.probability >= model.calibration.band_low or model.uncertain(scored)
+
+    if reach(first[0]) or reach(second[0]):
+        assert reach(first[0] + "\n" + second[0])
 
 
 @settings(max_examples=300)

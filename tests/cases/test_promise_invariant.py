@@ -1,13 +1,15 @@
 """The promise invariant through whole turns, with an oracle independent of the detector.
 
-What the scripted model says is drawn from labelled corpora (held-out and dev: a hand label
-per message, never the detector's verdict), and what counts as "a promise reached the
+What the scripted model says is drawn from labelled corpora (the held-out sets and dev: a hand
+label per message, never the detector's verdict), and what counts as "a promise reached the
 customer" is that label. The invariant (human-cases §6, DESIGN §10.3): no labelled promise
 reaches the outbox unless an open case of that conversation exists — with cases on (veto,
 then the auto-opened case) and with cases off (the handoff notice goes instead).
 
 The model check is on (a workspace with a model): the send gate asks it about the uncertain
-band only, and an oracle answering from the label stands in for the model there. A check
+band only (from the lowest cross-validated training promise up, and below it any sentence
+naming a person or team that is not a habitual fact), and an oracle answering from the label
+stands in for the model there. A check
 that fails counts as a promise (fail closed), so a text the oracle does not know is blocked.
 
 Scenarios (the issue's probe): (a) known wording (a rule fires); (b) a model that rephrases
@@ -39,6 +41,7 @@ OPEN_STATUSES = (CaseStatus.AWAITING_HUMAN, CaseStatus.AWAITING_LEAD)
 
 def _labelled() -> dict[str, bool]:
     held = json.loads((FIXTURES / "heldout_llm.json").read_text(encoding="utf-8"))["items"]
+    held += json.loads((FIXTURES / "heldout_r3.json").read_text(encoding="utf-8"))["items"]
     dev = json.loads((FIXTURES / "promise_dev.json").read_text(encoding="utf-8"))["items"]
     labels = {item["text"]: bool(item["promise"]) for item in held}
     labels.update({text: bool(label) for text, label in dev})
@@ -51,8 +54,8 @@ NON_PROMISES = sorted(t for t, promise in LABELS.items() if not promise)
 KNOWN = [t for t in PROMISES if detect_rule_promise(t) is not None]  # (a)
 RULES_MISS = [t for t in PROMISES if detect_rule_promise(t) is None]  # (c)
 # The part of (c) the local stages flag or send to the model check. The rest — promises the
-# learned stage scores confidently below its band — is measured, not hidden: see
-# ``test_residual_leak_of_confident_misses_is_pinned`` and bench/cases.py.
+# local stages clear with no check — would reach the customer: it must be empty
+# (``test_no_labelled_promise_is_cleared_without_the_model_check``, bench/cases.py).
 LEARNED_REACH = [t for t in RULES_MISS if (a := assess_promise(t)).promise or a.uncertain]
 CONFIDENT_MISSES = [t for t in RULES_MISS if t not in set(LEARNED_REACH)]
 REACHED = KNOWN + LEARNED_REACH
@@ -181,11 +184,19 @@ def test_the_model_check_writes_its_own_llm_call_row(world: Any) -> None:
     assert purposes.count(PROMISE_CHECK_PURPOSE) == 1
 
 
-def test_residual_leak_of_confident_misses_is_pinned(world: Any) -> None:
-    """Labelled promises the local stages clear confidently never reach the model check, so
-    they are sent with cases off. This is the detector's residual error, measured here and
-    in bench/cases.py (``promise_invariant_leak_model_check_on``); the pin only moves down."""
-    enable_cases(world.agent_a, enabled=False)
-    leaks = [t for t in CONFIDENT_MISSES if leaked(run_turn(world, [t]))]
-    assert leaks == CONFIDENT_MISSES  # each one really leaks (the figure is not a guess)
-    assert len(leaks) <= 5, leaks  # round 3 rules: 6 -> 5
+def test_no_labelled_promise_is_cleared_without_the_model_check() -> None:
+    """With the model check on, a labelled promise the local stages neither flag nor send to
+    the check would be sent with no case (bench/cases.py
+    ``promise_invariant_leak_*_model_check_on``). The leak limit is 0 (it was 5)."""
+    assert len(CONFIDENT_MISSES) == 0  # the count only: the dev texts stay unprinted
+
+
+@pytest.mark.parametrize("cases_on", [True, False], ids=["cases_on", "cases_off"])
+def test_every_promise_the_rules_miss_is_held_back_through_whole_turns(
+    world: Any, cases_on: bool
+) -> None:
+    """All labelled promises the rules miss (not a sample), each through a whole turn with
+    the label-answering check: none reaches the outbox without an open case."""
+    enable_cases(world.agent_a, enabled=cases_on)
+    leaks = sum(1 for t in RULES_MISS if leaked(run_turn(world, [t])))
+    assert leaks == 0

@@ -75,6 +75,11 @@ class FakeModel:
         self.latency_s, self.follow_up_s, self.hang_s = latency_s, follow_up_s, hang_s
         self._first = tool_use_response("send_message", {"text": REPLY_TEXT})
         self._last = text_response("Pronto.")
+        # The before-send promise check (a forced tool call) on that reply, as a model
+        # reads it: the assistant helps now, nobody else is promised.
+        self._check = tool_use_response(
+            "classify_promise", {"promise": False, "who_acts": "ai_now"}
+        )
         self._modes: dict[str, str] = {}
         self.calls: Counter[str] = Counter()
         self._lock = threading.Lock()
@@ -126,7 +131,9 @@ class FakeModel:
         follow_up = isinstance(content, list) and any(
             isinstance(b, dict) and b.get("type") == "tool_result" for b in content
         )
-        body = json.loads(json.dumps(self._last if follow_up else self._first))
+        forced = (body_in.get("tool_choice") or {}).get("name")
+        answer = self._check if forced == "classify_promise" else None
+        body = json.loads(json.dumps(answer or (self._last if follow_up else self._first)))
         body["id"] = f"msg_{uuid.uuid4().hex[:24]}"
         if not follow_up:
             body["content"][0]["id"] = f"toolu_{uuid.uuid4().hex[:24]}"

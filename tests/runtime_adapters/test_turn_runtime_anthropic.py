@@ -20,6 +20,9 @@ OVERLOADED = Reply(
 )
 
 
+VERIFY = "Vou verificar a sua fatura."
+
+
 def purposes() -> list[tuple[str, str, str]]:
     return [(c.purpose, c.provider, c.error_code) for c in LlmCall.objects.order_by("created_at")]
 
@@ -147,12 +150,18 @@ def test_a_classifier_outage_takes_the_runtimes_fallback_path(
     claude, claude_desk, django_capture_on_commit_callbacks
 ):
     claude.enqueue(OVERLOADED, OVERLOADED)  # first try + the SDK's one retry
-    orchestrator_sends(claude, "Vou verificar a sua fatura.")
+    claude.enqueue_json(200, tool_use_response("send_message", {"text": VERIFY}))
+    # "Vou verificar…" is in the promise detector's uncertain band: the before-send check
+    # asks the model, which reads the assistant acting itself, now.
+    claude.enqueue_json(
+        200, tool_use_response("classify_promise", {"promise": False, "who_acts": "ai_now"})
+    )
+    claude.enqueue_json(200, end_turn_response())
     customer = Customer(claude_desk.channel, django_capture_on_commit_callbacks)
 
     (answer,) = customer.say("quero cancelar o VOD e o HBO Max")
 
-    assert answer.body == "Vou verificar a sua fatura."
+    assert answer.body == VERIFY
     turn = Turn.objects.get()
     assert turn.outcome == "replied"
     runtime = turn.trace["runtime"]
@@ -161,6 +170,7 @@ def test_a_classifier_outage_takes_the_runtimes_fallback_path(
     assert purposes() == [
         ("conversation_intent_classifier", "anthropic", "llm_unavailable"),
         ("orchestrator", "anthropic", ""),
+        ("promise_check", "anthropic", ""),
         ("orchestrator", "anthropic", ""),
     ]
     assert Conversation.objects.get().runtime_state["live"]["turn_index"] == 1
