@@ -56,7 +56,6 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -66,60 +65,21 @@ ROOT = Path(__file__).resolve().parent.parent
 OWNER, APP = "retaguarda_owner", "retaguarda_app"
 SECRET = "load-secret"
 LATE_LIMIT_S = 15.0  # open loop: a request this late is dropped (and counted as failed)
-REPLY_TEXT = "Olá! Recebi sua mensagem e já vou te ajudar com isso."
 
 
 # --- the fake model (its own process) ------------------------------------------------------
 
 
 def serve_fake_model(latency: float, follow_up_latency: float) -> None:
-    """Answer Messages API calls like the real one, after a delay; print the port."""
+    """Answer Messages API calls like the real one, after a delay; print the port. The fault
+    drills' fake (``tests.faults.stack.FakeModel``): the recorded ``send_message`` call, the
+    end of the turn, and the before-send promise check, as a model answers them."""
     sys.path.insert(0, str(ROOT))
-    from tests.fakes.anthropic_bodies import text_response, tool_use_response
+    from tests.faults.stack import FakeModel
 
-    first = tool_use_response("send_message", {"text": REPLY_TEXT})
-    last = text_response("Pronto.")
-    # The before-send promise check (a forced tool call) on the reply, as a model reads it:
-    # the assistant helps now, nobody else is promised.
-    check = tool_use_response("classify_promise", {"promise": False, "who_acts": "ai_now"})
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            request = json.loads(self.rfile.read(length) or b"{}")
-            messages = request.get("messages") or [{}]
-            content = messages[-1].get("content")
-            follow_up = isinstance(content, list) and any(
-                isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-            )
-            forced = (request.get("tool_choice") or {}).get("name")
-            body = dict(check if forced == "classify_promise" else last if follow_up else first)
-            body["id"] = f"msg_{uuid.uuid4().hex[:24]}"
-            if not follow_up:
-                block = dict(body["content"][0])
-                block["id"] = f"toolu_{uuid.uuid4().hex[:24]}"
-                body["content"] = [block]
-            time.sleep(follow_up_latency if follow_up else latency)
-            payload = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("request-id", f"req_{uuid.uuid4().hex[:16]}")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-        request_queue_size = 512
-
-    server = Server(("127.0.0.1", 0), Handler)
-    print(server.server_address[1], flush=True)
-    server.serve_forever(poll_interval=0.2)
+    with FakeModel(latency_s=latency, follow_up_s=follow_up_latency) as model:
+        print(model.port, flush=True)
+        threading.Event().wait()
 
 
 # --- processes -----------------------------------------------------------------------------

@@ -12,7 +12,7 @@
 #
 # Knobs (environment): TURN_THREADS (default 32) and OUTBOX_THREADS (8) per process;
 # BULK_CONCURRENCY (the number of cores); DB_POOL_MAX_SIZE for the thread pools (default:
-# their thread count; config/settings.py explains why a pool and why that size);
+# their thread count; config/settings/work.py explains why a pool and why that size);
 # CELERY_BEAT_SCHEDULE_FILE (beat's state file). Scale turns by adding processes (one per
 # core) before adding threads: the GIL caps one process at about one core of non-model work.
 #

@@ -25,7 +25,7 @@ Layers, bottom to top (what — may import):
 
 Where the in-between modules go, and why:
 
-- ``config/settings.py`` and ``config/celery.py`` are infrastructure (layer 2): dispatch,
+- ``config/settings/`` and ``config/celery.py`` are infrastructure (layer 2): dispatch,
   the one module that touches Celery's registry, imports the Celery app; settings import
   nothing of the product. ``config/urls.py``, ``wsgi``, ``asgi``, ``health`` and
   ``gunicorn.conf`` serve requests or start processes: entry points.
@@ -107,7 +107,6 @@ LAYER_PATTERNS: tuple[tuple[str, int], ...] = (
     ("routers/charts.py", PURE),
     # 2 data and infrastructure
     ("config/__init__.py", DATA),
-    ("config/settings.py", DATA),
     ("config/settings/*", DATA),
     ("config/celery.py", DATA),
     ("conversation/__init__.py", DATA),

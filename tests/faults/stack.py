@@ -58,6 +58,11 @@ FAST_RECOVERY: dict[str, str] = {
 # -- the model ------------------------------------------------------------------------------
 
 
+class _ModelServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512  # bench/load.py keeps ~100 turns waiting on it at once
+
+
 class FakeModel:
     """The Messages API on 127.0.0.1: a ``send_message`` tool call (the recorded wire
     format), then — to the request carrying the tool result — the end of the turn.
@@ -95,11 +100,14 @@ class FakeModel:
             def log_message(self, *args: Any) -> None:
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
+        self._server = _ModelServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
 
     @property
     def base_url(self) -> str:

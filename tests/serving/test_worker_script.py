@@ -86,5 +86,5 @@ def test_each_routed_task_is_consumed_by_the_worker_kind_its_route_names() -> No
 
 
 def test_a_renamed_queue_is_renamed_for_the_worker_too() -> None:
-    # The same variable names the queue in the routes (config/settings.py).
+    # The same variable names the queue in the routes (config/settings/work.py).
     assert _option(_printed("turns", CELERY_TURNS_QUEUE="turns-eu"), "-Q") == "turns-eu"
