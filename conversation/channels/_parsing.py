@@ -53,6 +53,17 @@ def placeholder(kind: str) -> str:
     return PLACEHOLDERS.get(kind, UNSUPPORTED_PLACEHOLDER)
 
 
+def location_text(location: Mapping[str, Any], label_keys: tuple[str, ...]) -> str:
+    """The body stored for a shared location: the placeholder, then its non-empty labels
+    (``label_keys``, in order, joined), else its coordinates."""
+    label = ", ".join(p for p in (optional_str(location.get(k)) for k in label_keys) if p)
+    if not label:
+        lat, lng = location.get("latitude"), location.get("longitude")
+        if isinstance(lat, int | float | str) and isinstance(lng, int | float | str):
+            label = f"{lat}, {lng}"
+    return f"{placeholder('location')} {label}".strip()
+
+
 def clean_text(value: str) -> str:
     """``value`` without NUL characters and with each lone surrogate replaced by U+FFFD.
 

@@ -17,6 +17,7 @@ from conversation.channels._parsing import (
     bounded_phone,
     coordinate,
     dig,
+    location_text,
     optional_id,
     optional_list,
     optional_object,
@@ -188,7 +189,7 @@ def _content(raw: dict[str, Any]) -> tuple[str, str, str | None]:
     if kind == "button":
         return "button", optional_str(detail.get("text")) or placeholder("button"), None
     if kind == "location":
-        return "location", _location_text(detail), None
+        return "location", location_text(detail, ("name", "address")), None
     if kind == "contacts":
         people = [
             optional_str(dig(c, "name", "formatted_name"))
@@ -240,15 +241,6 @@ def media_ref(kind: str, detail: object) -> MediaRef | None:
 def _bounded_url(value: object) -> str:
     url = optional_str(value)
     return url if len(url) <= MAX_MEDIA_URL_LENGTH and url.startswith("https://") else ""
-
-
-def _location_text(location: dict[str, Any]) -> str:
-    label = ", ".join(p for p in (optional_str(location.get(k)) for k in ("name", "address")) if p)
-    if not label:
-        lat, lng = location.get("latitude"), location.get("longitude")
-        if isinstance(lat, int | float | str) and isinstance(lng, int | float | str):
-            label = f"{lat}, {lng}"
-    return f"{placeholder('location')} {label}".strip()
 
 
 def _parse_status(raw: dict[str, Any], channel_ref: str) -> StatusUpdate | None:

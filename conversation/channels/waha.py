@@ -35,6 +35,7 @@ from conversation.channels._parsing import (
     dig,
     get_header,
     load_json_object,
+    location_text,
     optional_id,
     optional_str,
     parse_epoch,
@@ -337,7 +338,10 @@ def _content(payload: dict[str, Any], data_type: str) -> tuple[str, str]:
     text = optional_str(payload.get("body"))
     location = payload.get("location")
     if isinstance(location, dict) or data_type == "location":
-        return "location", _location_text(location if isinstance(location, dict) else {})
+        # payload.body is not read here: WEBJS may put a base64 map thumbnail in it.
+        return "location", location_text(
+            location if isinstance(location, dict) else {}, ("name", "address", "description")
+        )
     vcards = payload.get("vCards")
     if (isinstance(vcards, list) and vcards) or _WEBJS_KINDS.get(data_type) == "contacts":
         return "contacts", placeholder("contacts")
@@ -349,17 +353,3 @@ def _content(payload: dict[str, Any], data_type: str) -> tuple[str, str]:
     if text:
         return "text", text
     return "unsupported", UNSUPPORTED_PLACEHOLDER
-
-
-def _location_text(location: dict[str, Any]) -> str:
-    # payload.body is ignored here: WEBJS may put a base64 map thumbnail in it.
-    label = ", ".join(
-        part
-        for part in (optional_str(location.get(k)) for k in ("name", "address", "description"))
-        if part
-    )
-    if not label:
-        lat, lng = location.get("latitude"), location.get("longitude")
-        if isinstance(lat, str | int | float) and isinstance(lng, str | int | float):
-            label = f"{lat}, {lng}"
-    return f"{placeholder('location')} {label}".strip()

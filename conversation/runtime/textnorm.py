@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 _SPACES = re.compile(r"\s+")
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_NON_WORD = re.compile(r"[^a-z0-9]+")
 # Punctuation customers put around a one-word answer on WhatsApp ("Sim!", "não.").
 _EDGE_PUNCTUATION = " \t\r\n.,;:!?¡¿…\"'()"
 
@@ -31,7 +31,7 @@ def fold(text: str) -> str:
 
 def slug(text: str) -> str:
     """``"Ressarcimento em dobro"`` -> ``"ressarcimento_em_dobro"`` (catalog trigger keys)."""
-    return _NON_ALNUM.sub("_", fold(text)).strip("_")
+    return _NON_WORD.sub("_", fold(text)).strip("_")
 
 
 def join_pt(names: Sequence[str]) -> str:
@@ -50,7 +50,6 @@ def last_digits(msisdn: str, count: int = 4) -> str:
     return digits[-count:] if digits else msisdn
 
 
-_NON_WORD = re.compile(r"[^a-z0-9]+")
 _REPEATS = re.compile(r"([a-z])\1+")
 
 
