@@ -55,7 +55,6 @@ class _Seen:
 
     def __init__(self) -> None:
         self.routing: ChannelRouting | None = None
-        self.router: LoadedRouter | None = None
         self.verdict: CascadeResult | None = None
         self.signal: str = ""
 
@@ -76,7 +75,6 @@ def turn_deps(
         # one query, read once per turn.
         if state.routing is None:
             state.routing = load_channel_routing(channel, sticky_agent_id=sticky_id)
-            state.router = state.routing.router
         return state.routing
 
     def classify(router: LoadedRouter, text: str) -> CascadeResult:
@@ -150,7 +148,8 @@ def route_turn(
 def _suggest(conversation: Conversation, seen: _Seen) -> None:
     """An LLM verdict on a message the local stage was unsure of becomes a suggested
     phrase for an admin to accept or reject (DESIGN §10.5); nothing is learned here."""
-    router, verdict = seen.router, seen.verdict
+    router = seen.routing.router if seen.routing is not None else None
+    verdict = seen.verdict
     if router is None or verdict is None:
         return
     intent = suggested_intent(verdict, min_confidence=router.min_confidence)
