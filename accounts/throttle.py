@@ -52,13 +52,7 @@ KNOWN_ADDRESS_TTL_S = 30 * 24 * 60 * 60
 def hit(key: str, *, limit: int, window_s: int) -> bool:
     """Count one hit; True while the key is within ``limit`` hits per window."""
     bucket = f"rl:{key}:{int(time.time() // window_s)}"
-    cache.add(bucket, 0, timeout=window_s + 1)
-    try:
-        count = cache.incr(bucket)
-    except ValueError:  # expired between add and incr
-        cache.set(bucket, 1, timeout=window_s + 1)
-        count = 1
-    return count <= limit
+    return _count(bucket, timeout=window_s + 1) <= limit
 
 
 def client_ip(request: HttpRequest) -> str:
@@ -124,12 +118,14 @@ class _Keys:
         self.known = f"login-known:{user}:{ip}"
 
 
-def _count(key: str, *, timeout: int) -> None:
+def _count(key: str, *, timeout: int) -> int:
+    """Add one to the counter at ``key`` (created with ``timeout``); its new value."""
     cache.add(key, 0, timeout=timeout)
     try:
-        cache.incr(key)
+        return int(cache.incr(key))
     except ValueError:  # expired between add and incr
         cache.set(key, 1, timeout=timeout)
+        return 1
 
 
 def _refusal(keys: _Keys, now: float) -> int:

@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from accounts.models import Organization
 from analytics import rollups
-from analytics.prices import ZERO, PriceBook, Tokens
+from analytics.prices import ZERO, PriceBook
 from conversation.models import Conversation, TriggerKind, Turn
 
 OnLimit = Literal["offline", "handoff"]
@@ -108,9 +108,7 @@ def month_spend(organization_id: uuid.UUID, *, now: dt.datetime | None = None) -
     total = ZERO
     unpriced = 0
     for (day, _ch, _ag, model), v in agg.usage.items():
-        cost = book.cost(
-            model, day, Tokens(input=v[2], output=v[3], cache_read=v[4], cache_write=v[5])
-        )
+        cost = book.cost(model, day, rollups.usage_tokens(v))
         if cost is None:
             unpriced += v[0]
         else:

@@ -22,7 +22,7 @@ import datetime as dt
 import logging
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -32,6 +32,7 @@ from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
 from analytics.models import DailyOutcome, DailyUsage, RollupState
+from analytics.prices import Tokens
 from cases.models import Case, CaseEvent, CaseFollowUp
 from conversation.models import Conversation, Handoff, LlmCall, Turn
 
@@ -242,6 +243,11 @@ def _usage(
             row["tcr"] or 0,
             row["tcw"] or 0,
         ]
+
+
+def usage_tokens(values: Sequence[int]) -> Tokens:
+    """The token counts of one ``Aggregate.usage`` row (calls, errors, in, out, cr, cw)."""
+    return Tokens(input=values[2], output=values[3], cache_read=values[4], cache_write=values[5])
 
 
 def add_usage(

@@ -215,9 +215,7 @@ def outcomes(
         if not keep(ch, ag):
             continue
         model_calls[model] += v[0]
-        c = book.cost(
-            model, day, Tokens(input=v[2], output=v[3], cache_read=v[4], cache_write=v[5])
-        )
+        c = book.cost(model, day, rollups.usage_tokens(v))
         if c is None:
             unpriced += v[0]
             continue

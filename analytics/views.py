@@ -12,23 +12,19 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.access import access, role_required
-from accounts.models import Membership
 from analytics import budgets, selectors, services
 from analytics.forms import BudgetForm, ModelPriceForm, PeriodForm
 from analytics.models import BudgetSwitch, ModelPrice
 from conversation.models import Agent, ChannelSession, Conversation
+from conversation.views._common import PageRequest
 from routers.charts import Chart, stacked_bars
-
-
-class PageRequest(HttpRequest):
-    membership: Membership
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -166,6 +166,11 @@ def member_name(membership: Membership) -> str:
     return str(user.get_full_name() or user.get_username())
 
 
+def member_choices(members: Iterable[Membership]) -> list[tuple[str, str]]:
+    """Choices of a member picker: (membership id, display name)."""
+    return [(str(m.pk), member_name(m)) for m in members]
+
+
 def filter_choices(membership: Membership) -> FilterChoices:
     """The filter form's options: four queries."""
     org = membership.organization_id
@@ -175,7 +180,7 @@ def filter_choices(membership: Membership) -> FilterChoices:
     return FilterChoices(
         channels=[(str(pk), name) for pk, name in channels.values_list("pk", "name")],
         agents=[(str(pk), name) for pk, name in agents.values_list("pk", "name")],
-        members=[(str(m.pk), member_name(m)) for m in assignable_members(org)],
+        members=member_choices(assignable_members(org)),
         labels=[(str(pk), name) for pk, name in labels.values_list("pk", "name")],
     )
 

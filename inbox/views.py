@@ -42,12 +42,13 @@ def _conversation(request: PageRequest, conversation_id: uuid.UUID) -> Conversat
 
 def _panel_context(request: PageRequest, conversation: Conversation, **extra: Any) -> dict:
     panel = selectors.conversation_panel(conversation)
-    members = [(str(m.pk), selectors.member_name(m)) for m in panel.members]
     assigned = str(conversation.assigned_to_id) if conversation.assigned_to_id else ""
     return {
         "conversation": conversation,
         "panel": panel,
-        "assign_form": AssignForm({"responsavel": assigned}, members=members),
+        "assign_form": AssignForm(
+            {"responsavel": assigned}, members=selectors.member_choices(panel.members)
+        ),
         "note_form": extra.pop("note_form", None) or NoteForm(),
         "can_act": request.membership.has_role("agent"),
         "assigned_name": (
@@ -78,14 +79,13 @@ def conversation_panel(request: PageRequest, conversation_id: uuid.UUID) -> Http
 @require_POST
 def conversation_assign(request: PageRequest, conversation_id: uuid.UUID) -> HttpResponse:
     conversation = _conversation(request, conversation_id)
-    members = selectors.assignable_members(request.membership.organization_id)
-    form = AssignForm(
-        request.POST, members=[(str(m.pk), selectors.member_name(m)) for m in members]
-    )
+    members = list(selectors.assignable_members(request.membership.organization_id))
+    form = AssignForm(request.POST, members=selectors.member_choices(members))
     error = ""
     if form.is_valid():
         chosen = form.cleaned_data["responsavel"]
-        assignee = members.filter(pk=chosen).first() if chosen else None
+        # The form only accepts one of these members: no second query for the choice.
+        assignee = next((m for m in members if str(m.pk) == chosen), None) if chosen else None
         try:
             services.conversation_assign(
                 conversation=conversation, assignee=assignee, actor=request.user
