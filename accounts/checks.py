@@ -20,7 +20,7 @@ def check_application_role(app_configs: Any = None, **kwargs: Any) -> list[Warni
         problems.append(
             Warning(
                 "PostgreSQL without the accounts.db engine: no owner mode for migrations.",
-                hint="Leave ENGINE to config/settings.py (it switches to accounts.db).",
+                hint="Leave ENGINE to config/settings/base.py (it switches to accounts.db).",
                 id="accounts.W002",
             )
         )

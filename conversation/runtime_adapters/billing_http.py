@@ -76,7 +76,7 @@ class BillingConfig:
 
 
 def _setting(name: str) -> str:
-    # Settings first (config/settings.py), the environment as the fallback.
+    # Settings first (config/settings/work.py), the environment as the fallback.
     value = getattr(settings, name, None)
     return str(value if value not in (None, "") else os.environ.get(name, "")).strip()
 
