@@ -1,4 +1,6 @@
-"""Organizations, memberships with roles, and the append-only audit log."""
+"""Organizations, memberships with roles, and the append-only audit log; and the pieces
+every app's tenant tables share (``TenantModel``, the choice and non-blank checks).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -37,6 +40,39 @@ class Organization(models.Model):
         return self.name
 
 
+class TenantModel(models.Model):
+    """A row of one organization: the row-level-security walls (``accounts.rls``) key on
+    the ``organization`` foreign key, so every tenant table carries it under that name."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class TimestampedTenantModel(TenantModel):
+    """A tenant row that is edited in place, and says when it last was."""
+
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+def choice_check(
+    field: str, choices: type[models.TextChoices], name: str
+) -> models.CheckConstraint:
+    """The database refuses a value of ``field`` outside ``choices``."""
+    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
+
+
+def not_blank_check(field: str, name: str) -> models.CheckConstraint:
+    """The database refuses an empty string in ``field``."""
+    return models.CheckConstraint(condition=~Q(**{field: ""}), name=name)
+
+
 class Role(models.TextChoices):
     VIEWER = "viewer", _("Leitura")
     AGENT = "agent", _("Atendente")
@@ -47,21 +83,16 @@ class Role(models.TextChoices):
 ROLE_RANK = {Role.VIEWER: 0, Role.AGENT: 1, Role.MANAGER: 2, Role.ADMIN: 3}
 
 
-class Membership(models.Model):
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+class Membership(TenantModel):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["organization", "user"], name="uniq_membership"),
-            models.CheckConstraint(
-                condition=models.Q(role__in=Role.values), name="membership_role_valid"
-            ),
+            choice_check("role", Role, "membership_role_valid"),
         ]
         verbose_name = _("vínculo")
         verbose_name_plural = _("vínculos")
@@ -106,19 +137,16 @@ def _invitation_expiry() -> datetime.datetime:
 INVITATION_VALID_DAYS = 7
 
 
-class Invitation(models.Model):
+class Invitation(TenantModel):
     """A one-time link that makes ``email`` a member with ``role``. Only the SHA-256 of the
     link's secret is stored: the secret travels in the e-mail alone."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
     email = models.EmailField(_("e-mail"))
     role = models.CharField(_("papel"), max_length=16, choices=Role.choices, default=Role.AGENT)
     token_hash = models.CharField(max_length=64)
     invited_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(default=_invitation_expiry)
     accepted_at = models.DateTimeField(null=True, blank=True)
     accepted_by = models.ForeignKey(
@@ -128,11 +156,7 @@ class Invitation(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(role__in=Role.values), name="invitation_role_valid"
-            ),
-        ]
+        constraints = [choice_check("role", Role, "invitation_role_valid")]
         verbose_name = _("convite")
         verbose_name_plural = _("convites")
 

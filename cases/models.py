@@ -22,6 +22,7 @@ from conversation.models import (
     Contact,
     Conversation,
     TenantModel,
+    TimestampedTenantModel,
     choice_check,
 )
 
@@ -80,7 +81,7 @@ class AttentionReason(models.TextChoices):
     RELAY_NOT_DELIVERED = "relay_not_delivered", _("o cliente não recebeu a resposta da equipe")
 
 
-class Case(TenantModel):
+class Case(TimestampedTenantModel):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="cases")
     # The lead is the conversation's contact; kept when the conversation is replaced.
     lead = models.ForeignKey(
@@ -122,7 +123,7 @@ class Case(TenantModel):
     # ``open_flag = 1`` (SQLite cannot seek an index on a bare boolean column).
     open_flag = models.GeneratedField(
         expression=models.Case(
-            models.When(status__in=["awaiting_human", "awaiting_lead"], then=models.Value(1)),
+            models.When(status__in=[s.value for s in OPEN_STATUSES], then=models.Value(1)),
             default=models.Value(0),
         ),
         output_field=models.SmallIntegerField(),
@@ -130,16 +131,13 @@ class Case(TenantModel):
     )
     opened_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["waiting_since"]
         constraints = [
             choice_check("status", CaseStatus, "case_status_valid"),
             choice_check("source", CaseSource, "case_source_valid"),
-            models.CheckConstraint(
-                condition=Q(attention__in=AttentionReason.values), name="case_attention_valid"
-            ),
+            choice_check("attention", AttentionReason, "case_attention_valid"),
             # closed_at is set exactly when the case reaches a terminal state.
             models.CheckConstraint(
                 condition=(
@@ -238,6 +236,22 @@ class CaseEvent(TenantModel):
         raise TypeError("case events are append-only")
 
 
+class ScheduledCheck(TenantModel):
+    """A check on a case due at ``due_at``: a row a sweep fires once (``fired_at``) or that
+    is cancelled, never a fire-and-forget timer; sweeps read ``pending_due_index``."""
+
+    due_at = models.DateTimeField()
+    fired_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["due_at"]
+
+
+def pending_due_index(name: str) -> models.Index:
+    return models.Index(fields=["due_at"], name=name, condition=Q(status="pending"))
+
+
 class FollowUpStatus(models.TextChoices):
     PENDING = "pending", _("Agendado")
     SENT = "sent", _("Enviado")
@@ -247,22 +261,19 @@ class FollowUpStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelado")
 
 
-class CaseFollowUp(TenantModel):
+class CaseFollowUp(ScheduledCheck):
     """A check on a case waiting for the customer, due at ``due_at``: nudge the customer,
     or flag ``lead_unresponsive`` once the attempts are spent (services decide)."""
 
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="follow_ups")
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
-    due_at = models.DateTimeField()
     status = models.CharField(
         max_length=10, choices=FollowUpStatus.choices, default=FollowUpStatus.PENDING
     )
     template_name = models.CharField(max_length=120, blank=True)
     cancel_reason = models.CharField(max_length=40, blank=True)
-    fired_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["due_at"]
+    class Meta(ScheduledCheck.Meta):
         constraints = [
             choice_check("status", FollowUpStatus, "case_follow_up_status_valid"),
             # One armed check per case at a time.
@@ -270,9 +281,7 @@ class CaseFollowUp(TenantModel):
                 fields=["case"], condition=Q(status="pending"), name="uniq_pending_follow_up"
             ),
         ]
-        indexes = [
-            models.Index(fields=["due_at"], name="follow_up_due", condition=Q(status="pending"))
-        ]
+        indexes = [pending_due_index("follow_up_due")]
         verbose_name = _("follow-up de caso")
         verbose_name_plural = _("follow-ups de caso")
 
@@ -286,7 +295,7 @@ class ReminderStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelado")
 
 
-class CaseReminder(TenantModel):
+class CaseReminder(ScheduledCheck):
     """The stale-case watcher's reminder to the team, per wait: ``sequence`` counts
     within the wait that began at ``wait_started_at`` (the clock restarts each time
     the case comes back from the customer)."""
@@ -294,23 +303,18 @@ class CaseReminder(TenantModel):
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="reminders")
     wait_started_at = models.DateTimeField()
     sequence = models.PositiveSmallIntegerField()
-    due_at = models.DateTimeField()
     status = models.CharField(
         max_length=10, choices=ReminderStatus.choices, default=ReminderStatus.PENDING
     )
-    fired_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["due_at"]
+    class Meta(ScheduledCheck.Meta):
         constraints = [
             choice_check("status", ReminderStatus, "case_reminder_status_valid"),
             models.UniqueConstraint(
                 fields=["case", "wait_started_at", "sequence"], name="uniq_case_reminder"
             ),
         ]
-        indexes = [
-            models.Index(fields=["due_at"], name="reminder_due", condition=Q(status="pending"))
-        ]
+        indexes = [pending_due_index("reminder_due")]
         verbose_name = _("lembrete de caso")
         verbose_name_plural = _("lembretes de caso")
 
@@ -318,7 +322,7 @@ class CaseReminder(TenantModel):
         return f"reminder {self.case_id} #{self.sequence}"
 
 
-class CaseNotificationSettings(TenantModel):
+class CaseNotificationSettings(TimestampedTenantModel):
     """How the organization's team is told about cases (one row per organization;
     a missing row means the defaults)."""
 
@@ -338,7 +342,6 @@ class CaseNotificationSettings(TenantModel):
         related_name="+",
         verbose_name=_("canal que envia o aviso"),
     )
-    updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -7,7 +7,6 @@ Decisions never hold the customer's text: the conversation id is the way back to
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from django.conf import settings
@@ -15,8 +14,16 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from accounts.models import Organization
-from conversation.models import Agent, ChannelSession, Conversation, Turn, choice_check
+from conversation.models import (
+    Agent,
+    ChannelSession,
+    Conversation,
+    TenantModel,
+    TimestampedTenantModel,
+    Turn,
+    choice_check,
+    not_blank_check,
+)
 
 DEFAULT_CLASSIFIER_MODEL = "claude-haiku-4-5"
 DEFAULT_STICKY = True
@@ -37,9 +44,7 @@ def default_router_config() -> dict[str, Any]:
     }
 
 
-class Router(models.Model):
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+class Router(TimestampedTenantModel):
     name = models.CharField(_("nome"), max_length=120)
     channel = models.ForeignKey(
         ChannelSession, on_delete=models.CASCADE, related_name="routers", verbose_name=_("canal")
@@ -59,13 +64,11 @@ class Router(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=~Q(name=""), name="router_name_not_empty"),
+            not_blank_check("name", "router_name_not_empty"),
             # Two routers answering the same number would make routing ambiguous.
             models.UniqueConstraint(
                 fields=["channel"], condition=Q(is_active=True), name="uniq_active_router_channel"
@@ -78,9 +81,7 @@ class Router(models.Model):
         return self.name
 
 
-class RouterMember(models.Model):
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
+class RouterMember(TimestampedTenantModel):
     router = models.ForeignKey(Router, on_delete=models.CASCADE, related_name="members")
     agent = models.ForeignKey(
         Agent, on_delete=models.CASCADE, related_name="router_members", verbose_name=_("agente")
@@ -89,8 +90,6 @@ class RouterMember(models.Model):
     intent_description = models.TextField(_("descrição"))
     examples = models.JSONField(_("exemplos"), default=list, blank=True)
     position = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["router", "position", "intent_name"]
@@ -98,13 +97,8 @@ class RouterMember(models.Model):
             models.UniqueConstraint(
                 fields=["router", "intent_name"], name="uniq_router_member_intent"
             ),
-            models.CheckConstraint(
-                condition=~Q(intent_name=""), name="router_member_intent_not_empty"
-            ),
-            models.CheckConstraint(
-                condition=~Q(intent_description=""),
-                name="router_member_description_not_empty",
-            ),
+            not_blank_check("intent_name", "router_member_intent_not_empty"),
+            not_blank_check("intent_description", "router_member_description_not_empty"),
         ]
         indexes = [models.Index(fields=["router", "position"], name="router_member_position")]
         verbose_name = _("intenção do roteador")
@@ -129,11 +123,9 @@ class DecisionStage(models.TextChoices):
     NONE = "none", _("Nenhum")
 
 
-class RouterDecision(models.Model):
+class RouterDecision(TenantModel):
     """Append-only telemetry of one routed turn. Never the customer's text."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
     router = models.ForeignKey(
         Router, null=True, blank=True, on_delete=models.SET_NULL, related_name="decisions"
     )
@@ -152,7 +144,6 @@ class RouterDecision(models.Model):
     stage = models.CharField(max_length=8, choices=DecisionStage.choices, default="none")
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -171,33 +162,48 @@ class RouterDecision(models.Model):
         return f"{self.outcome} {self.intent_name}"
 
 
-class LabelledPhrase(models.Model):
+class RouterPhrase(TenantModel):
+    """A phrase of one router's: a labelled one, or a suggestion that accepting copies into
+    a labelled one (``suggestion_accept``) — so both keep their text under the same rules:
+    the same length, never blank, once per router (``router_phrase_constraints``)."""
+
+    text = models.CharField(_("frase"), max_length=500)
+    intent_name: str  # each kind names its own field (expected, or suggested)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.intent_name}: {self.text[:40]}"
+
+
+def router_phrase_constraints(*, unique: str, not_blank: str) -> list[models.BaseConstraint]:
+    """A phrase's text is unique within its router and never blank (names: the constraints')."""
+    return [
+        models.UniqueConstraint(fields=["router", "text"], name=unique),
+        not_blank_check("text", not_blank),
+    ]
+
+
+class LabelledPhrase(RouterPhrase):
     """A phrase a person labelled with the intent it should get (the quality loop's set).
 
     ``intent_name`` is one of the router's intents, or ``none`` when the phrase should
     not match any (the router then answers with its fallback)."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
     router = models.ForeignKey(Router, on_delete=models.CASCADE, related_name="labelled_phrases")
-    text = models.CharField(_("frase"), max_length=500)
     intent_name = models.CharField(_("intenção esperada"), max_length=60)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["created_at"]
-        constraints = [
-            models.UniqueConstraint(fields=["router", "text"], name="uniq_labelled_phrase"),
-            models.CheckConstraint(condition=~Q(text=""), name="labelled_text_not_empty"),
-        ]
+        constraints = router_phrase_constraints(
+            unique="uniq_labelled_phrase", not_blank="labelled_text_not_empty"
+        )
         verbose_name = _("frase rotulada")
         verbose_name_plural = _("frases rotuladas")
-
-    def __str__(self) -> str:
-        return f"{self.intent_name}: {self.text[:40]}"
 
 
 class QualityRunStatus(models.TextChoices):
@@ -207,12 +213,10 @@ class QualityRunStatus(models.TextChoices):
     FAILED = "failed", _("Falhou")
 
 
-class QualityRun(models.Model):
+class QualityRun(TenantModel):
     """One pass of the labelled phrases through the router's cascade, with its progress
     (polled by the page) and its results (accuracy, confusion, errors, suggestion)."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
     router = models.ForeignKey(Router, on_delete=models.CASCADE, related_name="quality_runs")
     status = models.CharField(
         max_length=8, choices=QualityRunStatus.choices, default=QualityRunStatus.QUEUED
@@ -224,7 +228,6 @@ class QualityRun(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -252,7 +255,7 @@ class SuggestionStatus(models.TextChoices):
     REJECTED = "rejected", _("Recusada")
 
 
-class RouterSuggestion(models.Model):
+class RouterSuggestion(RouterPhrase):
     """A phrase the router could learn: a message the local stage was unsure of, with the
     intent the LLM gave it (``none``: it fits no intent). The text has the PII the router
     knows how to spot stripped (``classification.learning.strip_pii``).
@@ -261,10 +264,7 @@ class RouterSuggestion(models.Model):
     labelled phrase, which trains the local stage. A text is suggested once per router: a
     rejected one is not asked again."""
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
     router = models.ForeignKey(Router, on_delete=models.CASCADE, related_name="suggestions")
-    text = models.CharField(_("frase"), max_length=500)
     intent_name = models.CharField(_("intenção sugerida"), max_length=60, default="none")
     confidence = models.FloatField(default=0.0)  # the LLM's
     local_intent = models.CharField(max_length=60, blank=True)
@@ -279,13 +279,13 @@ class RouterSuggestion(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decided_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["router", "text"], name="uniq_router_suggestion"),
-            models.CheckConstraint(condition=~Q(text=""), name="router_suggestion_text"),
+            *router_phrase_constraints(
+                unique="uniq_router_suggestion", not_blank="router_suggestion_text"
+            ),
             choice_check("status", SuggestionStatus, "router_suggestion_status_valid"),
         ]
         indexes = [
@@ -293,6 +293,3 @@ class RouterSuggestion(models.Model):
         ]
         verbose_name = _("sugestão de frase")
         verbose_name_plural = _("sugestões de frases")
-
-    def __str__(self) -> str:
-        return f"{self.intent_name}: {self.text[:40]}"

@@ -16,7 +16,13 @@ from .agents import (
     RuntimeMode,
     RuntimeProfile,
 )
-from .base import SILENCED_FOREVER, TenantModel, choice_check
+from .base import (
+    SILENCED_FOREVER,
+    TenantModel,
+    TimestampedTenantModel,
+    choice_check,
+    not_blank_check,
+)
 from .channels import BreakerState, ChannelSession, Provider
 from .conversations import (
     Contact,
@@ -70,9 +76,11 @@ __all__ = [
     "RuntimeProfile",
     "SenderKind",
     "TenantModel",
+    "TimestampedTenantModel",
     "TriggerKind",
     "Turn",
     "TurnOutcome",
     "TurnStatus",
     "choice_check",
+    "not_blank_check",
 ]

@@ -1,29 +1,20 @@
-"""Shared model pieces: the tenant base class and the choices check constraint."""
+"""Shared model pieces of the conversation tables. The tenant bases and the checks live
+with ``Organization`` in ``accounts.models`` (the lower layer, which has tenant tables of
+its own); they are re-exported here for the apps that import them from this module."""
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 
-from django.db import models
-from django.db.models import Q
-
-from accounts.models import Organization
+from accounts.models import TenantModel, TimestampedTenantModel, choice_check, not_blank_check
 
 # "Silenced with no end" (human-cases §7: bot_silenced_until = infinity).
 SILENCED_FOREVER = datetime(9999, 12, 31, tzinfo=UTC)
 
-
-def choice_check(
-    field: str, choices: type[models.TextChoices], name: str
-) -> models.CheckConstraint:
-    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
-
-
-class TenantModel(models.Model):
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        abstract = True
+__all__ = [
+    "SILENCED_FOREVER",
+    "TenantModel",
+    "TimestampedTenantModel",
+    "choice_check",
+    "not_blank_check",
+]

@@ -5,14 +5,13 @@ from __future__ import annotations
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from .base import TenantModel
+from .base import TimestampedTenantModel
 
 
-class KnowledgeDocument(TenantModel):
+class KnowledgeDocument(TimestampedTenantModel):
     title = models.CharField(_("título"), max_length=200)
     body = models.TextField(_("conteúdo"))
     is_active = models.BooleanField(_("ativo"), default=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["title"]

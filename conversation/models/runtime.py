@@ -7,12 +7,12 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from .base import TenantModel, choice_check
+from .base import TenantModel, TimestampedTenantModel, choice_check
 from .conversations import Contact, Conversation
 from .turns import Turn
 
 
-class DemoInvoice(TenantModel):
+class DemoInvoice(TimestampedTenantModel):
     """An invoice of the demo billing system, per contact; the row without a contact is the
     organization's default (any customer without an invoice of their own gets it)."""
 
@@ -21,7 +21,6 @@ class DemoInvoice(TenantModel):
     )
     # invoice_detail as the runtime reads it: {"Fatura Resumo": {...}, "<msisdn>": {...}}.
     detail = models.JSONField(_("fatura"))
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["organization", "contact"]

@@ -72,7 +72,7 @@ class Turn(TenantModel):
             # The sweeper's "claimed but not finished past its lease" (a tiny partial index).
             models.Index(
                 fields=["lease_expires_at"],
-                condition=models.Q(status__in=["running", "retry"]),
+                condition=models.Q(status__in=[s.value for s in ACTIVE_TURN_STATUSES]),
                 name="turn_active_lease",
             )
         ]
