@@ -142,12 +142,16 @@ def _swap(using: str, values: dict[str, str], *, local: bool = True) -> dict[str
 
 @contextmanager
 def _walls(values: dict[str, str], using: str) -> Iterator[None]:
-    """``values`` as transaction-local settings for the block.
+    """``values`` as transaction-local settings for the block, where the database enforces
+    the walls (elsewhere the block just runs).
 
     Outside a transaction the block becomes one (its end drops the settings). Inside one,
     the block joins it and puts the previous values back when it ends — on an exception
     too, unless the transaction is already aborted (its rollback drops them anyway).
     """
+    if not enforced(using):
+        yield
+        return
     wrapper = connections[using]
     if not wrapper.in_atomic_block:
         with transaction.atomic(using=using):
@@ -173,32 +177,36 @@ def _aborted(wrapper: Any) -> bool:
 
 
 @contextmanager
-def tenant_context(organization_id: uuid.UUID | str, *, using: str = "default") -> Iterator[None]:
-    """Work for one organization: on PostgreSQL one transaction in which the walls admit
-    exactly its rows (and the bypass is off, whatever an outer block did)."""
-    if not organization_id:
-        raise ValueError("tenant_context needs an organization id")
-    org = organization_id if isinstance(organization_id, uuid.UUID) else uuid.UUID(organization_id)
-    token = _organization.set(org)
+def _working_for(
+    organization: uuid.UUID | None, values: dict[str, str], using: str
+) -> Iterator[None]:
+    """The block works for ``organization`` (None: for no one in particular), which the ORM
+    scoping reads, behind the walls ``values`` describe."""
+    token = _organization.set(organization)
     try:
-        if enforced(using):
-            with _walls({ORG_SETTING: str(org), BYPASS_SETTING: "off"}, using):
-                yield
-        else:
+        with _walls(values, using):
             yield
     finally:
         _organization.reset(token)
 
 
 @contextmanager
+def tenant_context(organization_id: uuid.UUID | str, *, using: str = "default") -> Iterator[None]:
+    """Work for one organization: on PostgreSQL one transaction in which the walls admit
+    exactly its rows (and the bypass is off, whatever an outer block did)."""
+    if not organization_id:
+        raise ValueError("tenant_context needs an organization id")
+    org = organization_id if isinstance(organization_id, uuid.UUID) else uuid.UUID(organization_id)
+    with _working_for(org, {ORG_SETTING: str(org), BYPASS_SETTING: "off"}, using):
+        yield
+
+
+@contextmanager
 def user_context(user_id: int | None, *, using: str = "default") -> Iterator[None]:
     """The logged-in user, so their own memberships and organizations are readable
     before an organization is chosen (login, the org switcher)."""
-    if enforced(using):
-        value = "" if user_id is None else str(int(user_id))
-        with _walls({USER_SETTING: value, ORG_SETTING: "", BYPASS_SETTING: "off"}, using):
-            yield
-    else:
+    value = "" if user_id is None else str(int(user_id))
+    with _walls({USER_SETTING: value, ORG_SETTING: "", BYPASS_SETTING: "off"}, using):
         yield
 
 
@@ -208,15 +216,8 @@ def bypass_rls(reason: str, *, using: str = "default") -> Iterator[None]:
     ``seed_demo``, cross-organization sweeps that only collect ids — each naming ``reason``.
     ``tests/security`` keeps the list of modules allowed to call this."""
     log.info("rls bypass", extra={"reason": reason})
-    token = _organization.set(None)
-    try:
-        if enforced(using):
-            with _walls({BYPASS_SETTING: "on"}, using):
-                yield
-        else:
-            yield
-    finally:
-        _organization.reset(token)
+    with _working_for(None, {BYPASS_SETTING: "on"}, using):
+        yield
 
 
 @contextmanager

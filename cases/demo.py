@@ -11,8 +11,8 @@ from django.db import transaction
 
 from accounts.models import Organization
 from cases.models import CaseNotificationSettings
-from conversation.models import Agent, ChannelSession
-from conversation.services import agent_create, channel_create
+from conversation.models import ChannelSession
+from conversation.runtime_adapters.demo import seed_demo_agent_channel
 
 AGENT_NAME = "Suporte com casos"
 CHANNEL_NAME = "Simulador — Casos"
@@ -28,25 +28,15 @@ def seed_demo_cases(org: Organization, actor: Any) -> ChannelSession:
     """The cases demo: agent (cases on, offline model when there is no API key), its
     simulator channel and the organization's case notification settings (defaults)."""
     with transaction.atomic():
-        agent = Agent.objects.filter(organization=org, name=AGENT_NAME).first()
-        if agent is None:
-            agent = agent_create(
-                organization=org,
-                name=AGENT_NAME,
-                actor=actor,
-                prompt=PROMPT,
-                cases_enabled=True,
-                handoff_keywords=["falar com atendente"],
-            )
-        channel = ChannelSession.objects.filter(organization=org, name=CHANNEL_NAME).first()
-        if channel is None:
-            channel = channel_create(
-                organization=org,
-                name=CHANNEL_NAME,
-                provider="simulator",
-                actor=actor,
-                phone_number="5511900000001",
-                agent=agent,
-            )
+        channel = seed_demo_agent_channel(
+            org,
+            actor,
+            agent_name=AGENT_NAME,
+            channel_name=CHANNEL_NAME,
+            phone_number="5511900000001",
+            prompt=PROMPT,
+            cases_enabled=True,
+            handoff_keywords=["falar com atendente"],
+        )
         CaseNotificationSettings.objects.get_or_create(organization=org)
     return channel

@@ -12,6 +12,7 @@ own short ones). Queues and time limits: ``CELERY_TASK_ROUTES`` and
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import shared_task
 from django.db import OperationalError
@@ -25,37 +26,30 @@ from conversation.turns.tenancy import runs_in_tenant_session_of
 
 log = logging.getLogger(__name__)
 
+# The turn tasks' one retry policy: a lost database connection is retried, backed off, three
+# times at most; nothing else is retried by Celery.
+_TURN_RETRY: dict[str, Any] = {
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": True,
+    "max_retries": 3,
+}
 
-@shared_task(
-    name="conversation.run_inbound_turn",
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=3,
-)
+
+@shared_task(name="conversation.run_inbound_turn", **_TURN_RETRY)
 @runs_in_tenant_session_of(Message, "message_id")
 def run_inbound_turn(message_id: str) -> str | None:
     turn = turns.run_inbound_turn(message_id)
     return turn.outcome if turn else None
 
 
-@shared_task(
-    name="cases.run_case_reply_turn",
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=3,
-)
+@shared_task(name="cases.run_case_reply_turn", **_TURN_RETRY)
 @runs_in_tenant_session_of(CaseEvent, "event_id")
 def run_case_reply_turn(event_id: str) -> str | None:
     turn = turns.run_case_reply_turn(event_id)
     return turn.outcome if turn else None
 
 
-@shared_task(
-    name="cases.run_follow_up_turn",
-    autoretry_for=(OperationalError,),
-    retry_backoff=True,
-    max_retries=3,
-)
+@shared_task(name="cases.run_follow_up_turn", **_TURN_RETRY)
 @rls.runs_in_tenant_of(CaseFollowUp, "follow_up_id")
 def run_follow_up_turn(follow_up_id: str) -> str | None:
     turn = turns.run_follow_up_turn(follow_up_id)

@@ -1,10 +1,13 @@
 """The rows every case transition leaves behind: its ``CaseEvent``, the system's AuditLog
-row, and the team's WhatsApp notice (scheduled by task name after commit)."""
+row (a sweep's: on the organization), and the team's WhatsApp notice (scheduled by task
+name after commit)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+from accounts.models import Organization
 from accounts.services import audit_log_write
 from cases.models import Case, CaseEvent
 from conversation.dispatch import enqueue
@@ -38,6 +41,18 @@ def _audit_system(case: Case, action: str, diff: dict[str, Any]) -> None:
         actor=None,
         action=action,
         resource=case,
+        diff=diff,
+        actor_kind="system",
+    )
+
+
+def _audit_sweep(organization_id: uuid.UUID, action: str, diff: dict[str, Any]) -> None:
+    """A sweep's AuditLog row: the system, acting on the whole organization."""
+    audit_log_write(
+        organization=organization_id,
+        actor=None,
+        action=action,
+        resource=Organization(pk=organization_id),
         diff=diff,
         actor_kind="system",
     )

@@ -81,13 +81,8 @@ def case_open(
             metadata={"source": source, "turn_id": str(turn_id) if turn_id else None},
         )
         _arm_reminders(case, now)
-        audit_log_write(
-            organization=case.organization_id,
-            actor=None,
-            action="case.open",
-            resource=case,
-            diff={"source": source, "conversation_id": str(conversation.pk)},
-            actor_kind="system",
+        _audit_system(
+            case, "case.open", {"source": source, "conversation_id": str(conversation.pk)}
         )
         _notify_team(event)
     log.info("case opened", extra={"case_id": str(case.pk), "source": source})
@@ -290,13 +285,8 @@ def case_provide_update(
             ]
         )
         _arm_reminders(locked, now)
-        audit_log_write(
-            organization=locked.organization_id,
-            actor=None,
-            action="case.lead_provided",
-            resource=locked,
-            diff={"event_id": str(event.pk), "fora_da_fronteira": outside},
-            actor_kind="system",
+        _audit_system(
+            locked, "case.lead_provided", {"event_id": str(event.pk), "fora_da_fronteira": outside}
         )
         if not outside:
             _notify_team(event)
@@ -341,13 +331,10 @@ def _back_to_team(
         metadata={**(metadata or {}), "reason": reason.value, "from_status": previous},
     )
     _arm_reminders(locked, now)
-    audit_log_write(
-        organization=locked.organization_id,
-        actor=None,
-        action="case.back_to_team",
-        resource=locked,
-        diff={"reason": reason.value, "from": previous, "to": target, "event_id": str(event.pk)},
-        actor_kind="system",
+    _audit_system(
+        locked,
+        "case.back_to_team",
+        {"reason": reason.value, "from": previous, "to": target, "event_id": str(event.pk)},
     )
     _notify_team(event)
     log.info("case back to the team", extra={"case_id": str(locked.pk), "reason": reason.value})
@@ -376,12 +363,5 @@ def case_cancel(*, case: Case, reason: str) -> bool:
             actor_kind=ActorKind.SYSTEM,
             metadata={"reason": reason},
         )
-        audit_log_write(
-            organization=locked.organization_id,
-            actor=None,
-            action="case.cancel",
-            resource=locked,
-            diff={"reason": reason},
-            actor_kind="system",
-        )
+        _audit_system(locked, "case.cancel", {"reason": reason})
     return True

@@ -11,10 +11,10 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Organization
-from accounts.services import audit_log_write
 from cases.models import Case, CaseReminder, CaseStatus, ReminderStatus
 from cases.selectors import notification_settings_for
+
+from ._records import _audit_sweep
 
 log = logging.getLogger(__name__)
 
@@ -68,13 +68,8 @@ def reminders_fire_due(*, organization_id: uuid.UUID, now: datetime | None = Non
         fired += claimed if still_waiting else 0
         stale += 0 if still_waiting else claimed
     if fired or stale:
-        audit_log_write(
-            organization=organization_id,
-            actor=None,
-            action="case.reminders_sweep",
-            resource=Organization(pk=organization_id),
-            diff={"fired": fired, "stale_cancelled": stale},
-            actor_kind="system",
+        _audit_sweep(
+            organization_id, "case.reminders_sweep", {"fired": fired, "stale_cancelled": stale}
         )
         log.info("case reminders fired", extra={"count": fired, "stale": stale})
     return fired
@@ -91,13 +86,8 @@ def reminders_reschedule(*, organization_id: uuid.UUID) -> int:
             organization_id=organization_id, status=ReminderStatus.PENDING
         ).delete()
         if not config.reminders_enabled:
-            audit_log_write(
-                organization=organization_id,
-                actor=None,
-                action="case.reminders_reschedule",
-                resource=Organization(pk=organization_id),
-                diff={"armed": 0, "dropped": dropped},
-                actor_kind="system",
+            _audit_sweep(
+                organization_id, "case.reminders_reschedule", {"armed": 0, "dropped": dropped}
             )
             return 0
         waiting = list(
@@ -123,12 +113,7 @@ def reminders_reschedule(*, organization_id: uuid.UUID) -> int:
             if (case_id, since, n) not in fired
         ]
         CaseReminder.objects.bulk_create(new, ignore_conflicts=True, batch_size=1000)
-        audit_log_write(
-            organization=organization_id,
-            actor=None,
-            action="case.reminders_reschedule",
-            resource=Organization(pk=organization_id),
-            diff={"armed": len(new), "cases": len(waiting)},
-            actor_kind="system",
+        _audit_sweep(
+            organization_id, "case.reminders_reschedule", {"armed": len(new), "cases": len(waiting)}
         )
     return len(new)

@@ -27,13 +27,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from accounts.models import Organization
-from accounts.services import audit_log_write
 from cases.models import AttentionReason, Case, CaseEvent, CaseEventKind, CaseStatus, HumanAction
 from cases.selectors import RelayState, customer_lines_since, relay_status
 from conversation.dispatch import enqueue
 from conversation.models import TriggerKind, Turn
 
+from ._records import _audit_sweep
 from .lifecycle import _back_to_team
 
 log = logging.getLogger(__name__)
@@ -61,14 +60,7 @@ def stalled_cases_sweep(*, organization_id: uuid.UUID, now: datetime) -> dict[st
         "relays_redriven": _redrive_lost_relays(organization_id, now),
     }
     if counts["relays_redriven"]:
-        audit_log_write(
-            organization=organization_id,
-            actor=None,
-            action="case.relays_redriven",
-            resource=Organization(pk=organization_id),
-            diff={"count": counts["relays_redriven"]},
-            actor_kind="system",
-        )
+        _audit_sweep(organization_id, "case.relays_redriven", {"count": counts["relays_redriven"]})
     return counts
 
 

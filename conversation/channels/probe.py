@@ -21,7 +21,7 @@ from urllib.parse import quote
 import httpx
 
 from conversation.channels.meta import DEFAULT_GRAPH_URL
-from conversation.channels.transport import build_client, provider_timeout
+from conversation.channels.transport import build_client, json_or_empty, provider_timeout
 
 ProbeCode = Literal[
     "ok",
@@ -67,7 +67,7 @@ def probe_waha(*, base_url: str, session: str, api_key: str) -> ProbeResult:
     failure = _http_failure(response)
     if failure is not None:
         return failure
-    data = _json(response)
+    data = json_or_empty(response)
     status = str(data.get("status") or "")
     raw_me = data.get("me")
     me: dict[str, Any] = raw_me if isinstance(raw_me, dict) else {}
@@ -97,7 +97,7 @@ def probe_meta(*, phone_number_id: str, access_token: str, base_url: str = "") -
     if isinstance(response, ProbeResult):
         return response
     if not response.is_success:
-        error = _json(response).get("error")
+        error = json_or_empty(response).get("error")
         error = error if isinstance(error, dict) else {}
         code = error.get("code")
         details = {"provider_code": str(code)} if code is not None else {}
@@ -108,7 +108,7 @@ def probe_meta(*, phone_number_id: str, access_token: str, base_url: str = "") -
         if response.status_code == 403 or code in (10, 200):
             return ProbeResult("forbidden", response.status_code, details)
         return ProbeResult("provider_error", response.status_code, details)
-    data = _json(response)
+    data = json_or_empty(response)
     details = {
         "phone": str(data.get("display_phone_number") or ""),
         "name": str(data.get("verified_name") or ""),
@@ -142,11 +142,3 @@ def _http_failure(response: httpx.Response) -> ProbeResult | None:
     if not response.is_success:
         return ProbeResult("provider_error", response.status_code)
     return None
-
-
-def _json(response: httpx.Response) -> dict[str, Any]:
-    try:
-        data = response.json()
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}

@@ -35,7 +35,6 @@ from typing import Any
 import anthropic
 
 from .base import (
-    CallRecord,
     CallRecorder,
     ChatMessage,
     LlmBadResponse,
@@ -46,6 +45,7 @@ from .base import (
     LlmUnavailable,
     ModelRequest,
     ModelResponse,
+    ReportingClient,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -79,7 +79,7 @@ def _sdk_client(
         return client
 
 
-class AnthropicClient:
+class AnthropicClient(ReportingClient):
     """``ModelClient`` over the Anthropic Messages API."""
 
     name = "anthropic"
@@ -136,20 +136,9 @@ class AnthropicClient:
         return parse_response_body(body, fallback_model=request.model)
 
     def _record(self, request: ModelRequest, usage: Usage, started: float, error_code: str) -> None:
-        record = CallRecord(
-            purpose=request.purpose,
-            model=request.model,
-            usage=usage,
-            latency_ms=int((time.monotonic() - started) * 1000),
-            error_code=error_code,
-            context=dict(request.context),
-            provider=self.name,
+        self._report(
+            request, started, usage=usage, error_code=error_code, log_extra=_log_ids(request)
         )
-        try:
-            self._recorder(record)
-        except Exception:
-            # The ledger must not turn an answered call into a failed turn.
-            logger.exception("llm call recorder failed", extra=_log_ids(request))
 
 
 def _log_ids(request: ModelRequest) -> dict[str, Any]:

@@ -9,6 +9,8 @@ to an injected ``CallRecorder`` so the caller can keep its cost ledger.
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -183,3 +185,40 @@ class ModelClient(Protocol):
 
 def null_recorder(record: CallRecord) -> None:
     """A recorder that keeps nothing (for pure tests and benchmarks)."""
+
+
+class ReportingClient:
+    """What every ``ModelClient`` shares: each call is reported to its ``_recorder`` (read
+    at call time: a test may swap it). A failing recorder is logged on the client's own
+    module logger and swallowed: the ledger must not turn an answered call into a failed
+    turn."""
+
+    name: str
+    _recorder: CallRecorder
+
+    def _report(
+        self,
+        request: ModelRequest,
+        started: float,
+        *,
+        usage: Usage | None = None,
+        error_code: str = "",
+        model: str | None = None,
+        log_extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The call began at ``started`` (``time.monotonic``); ``model``: the one that
+        answered, by default the one asked for."""
+        record = CallRecord(
+            purpose=request.purpose,
+            model=request.model if model is None else model,
+            usage=Usage() if usage is None else usage,
+            latency_ms=int((time.monotonic() - started) * 1000),
+            error_code=error_code,
+            context=dict(request.context),
+            provider=self.name,
+        )
+        try:
+            self._recorder(record)
+        except Exception:
+            log = logging.getLogger(type(self).__module__)
+            log.exception("llm call recorder failed", extra=log_extra)

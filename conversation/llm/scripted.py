@@ -8,26 +8,22 @@ calls than it scripted fails the way a broken provider would, never with an Inde
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import deque
 from collections.abc import Iterable
 
 from .base import (
-    CallRecord,
     CallRecorder,
     LlmBadResponse,
     LlmError,
     ModelRequest,
     ModelResponse,
-    Usage,
+    ReportingClient,
     null_recorder,
 )
 
-logger = logging.getLogger(__name__)
 
-
-class ScriptedModel:
+class ScriptedModel(ReportingClient):
     """``ModelClient`` answering from a fixed list of responses and errors."""
 
     name = "scripted"
@@ -55,22 +51,7 @@ class ScriptedModel:
             else LlmBadResponse(f"script exhausted after {len(self.requests) - 1} calls")
         )
         if isinstance(item, LlmError):
-            self._record(request, Usage(), started, item.code)
+            self._report(request, started, error_code=item.code)
             raise item
-        self._record(request, item.usage, started, "")
+        self._report(request, started, usage=item.usage)
         return item
-
-    def _record(self, request: ModelRequest, usage: Usage, started: float, error: str) -> None:
-        record = CallRecord(
-            purpose=request.purpose,
-            model=request.model,
-            usage=usage,
-            latency_ms=int((time.monotonic() - started) * 1000),
-            error_code=error,
-            context=dict(request.context),
-            provider=self.name,
-        )
-        try:
-            self._recorder(record)
-        except Exception:
-            logger.exception("llm call recorder failed")

@@ -50,6 +50,16 @@ def resendable(now: datetime, policy: OutboxPolicy) -> Q:
     )
 
 
+def _failed(reason: str, code: str) -> dict[str, Any]:
+    """The columns of a message failed for good: why, and no attempt due any more."""
+    return {
+        "status": MessageStatus.FAILED,
+        "failure_reason": reason,
+        "error_code": code,
+        "next_attempt_at": None,
+    }
+
+
 @dataclass(frozen=True)
 class Stop:
     """Nothing to attempt now. ``wake_at``: this run owns the chain's next look."""
@@ -142,10 +152,7 @@ def _hold(
     )
     if head.retry_until is not None and now >= head.retry_until:
         Message.objects.filter(still).update(
-            status=MessageStatus.FAILED,
-            failure_reason=DeliveryFailure.RETRY_HORIZON,
-            error_code=head.error_code or "circuit_open",
-            next_attempt_at=None,
+            **_failed(DeliveryFailure.RETRY_HORIZON, head.error_code or "circuit_open")
         )
         log.warning("outbound gave up at the retry horizon", extra=_ids(head))
         return Expired(str(head.pk))
@@ -223,12 +230,7 @@ def record_failure(claim: Claim, error: SendError, now: datetime, policy: Outbox
     code = error.code[:64]
     if not error.retryable:
         # The provider answered (invalid number, auth...): the channel is up, the message is not.
-        ours.update(
-            status=MessageStatus.FAILED,
-            failure_reason=DeliveryFailure.REJECTED,
-            error_code=code,
-            next_attempt_at=None,
-        )
+        ours.update(**_failed(DeliveryFailure.REJECTED, code))
         log.error("outbound rejected by the provider", extra={**_ids(message), "code": code})
         wake = (
             resume_channel(message.channel, now, policy)
@@ -239,12 +241,7 @@ def record_failure(claim: Claim, error: SendError, now: datetime, policy: Outbox
     retry_at = policy.next_attempt(now, claim.attempt, message.retry_until)
     breaker.record_failure(message.channel, now, policy, give_up=retry_at is None)
     if retry_at is None:
-        ours.update(
-            status=MessageStatus.FAILED,
-            failure_reason=DeliveryFailure.RETRY_HORIZON,
-            error_code=code,
-            next_attempt_at=None,
-        )
+        ours.update(**_failed(DeliveryFailure.RETRY_HORIZON, code))
         log.error("outbound gave up at the retry horizon", extra={**_ids(message), "code": code})
         return Recorded("failed")
     ours.update(status=MessageStatus.QUEUED, error_code=code, next_attempt_at=retry_at)

@@ -100,8 +100,7 @@ class DemoBackend:
                 "question": f"Antes de cancelar: {names} pode continuar com 50% de desconto "
                 "por 3 meses. Quer manter com o desconto?",
             }
-        for item in items:
-            self._cancelled.add((fold(item["name"]), item["msisdn"]))
+        self._cancel(items, "name")
         return {
             "success": True,
             "message": f"Registrei o pedido de cancelamento de {names} junto ao parceiro. "
@@ -136,8 +135,7 @@ class DemoBackend:
                 "message": f"Combinado! {names} continua ativo com 50% de desconto por 3 meses.",
                 "recomenda_finalizacao": True,
             }
-        for item in items:
-            self._cancelled.add((fold(item["name"]), item["msisdn"]))
+        self._cancel(items, "name")
         return {
             "success": True,
             "message": f"Registrei o cancelamento de {names}. "
@@ -200,5 +198,8 @@ class DemoBackend:
             )
         )
         if tool == "cancelar_vas_single":
-            for item in items:
-                self._cancelled.add((fold(item[name_key]), item["msisdn"]))
+            self._cancel(items, name_key)
+
+    def _cancel(self, items: list[dict[str, Any]], name_key: str) -> None:
+        """The items stop being active (``_is_active`` reads the same key)."""
+        self._cancelled.update((fold(item[name_key]), item["msisdn"]) for item in items)

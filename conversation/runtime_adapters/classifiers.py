@@ -117,6 +117,23 @@ class _ModelPort:
         self._ids = dict(context or {})
         self._timeout_s = timeout_s
 
+    def _request(
+        self, *, purpose: str, system: str, prompt: str, tool: ToolSpec, max_tokens: int
+    ) -> ModelRequest:
+        """One user message and a forced ``tool``, deterministic (temperature 0)."""
+        return ModelRequest(
+            purpose=purpose,
+            model=self._model,
+            system=(system,),
+            messages=(ChatMessage(role="user", content=prompt),),
+            tools=(tool,),
+            tool_choice=ToolChoice("tool", name=tool.name),
+            max_tokens=max_tokens,
+            temperature=0.0,
+            timeout_s=self._timeout_s,
+            context=self._ids,
+        )
+
 
 class LlmIntentClassifier(_ModelPort):
     """``IntentClassifierLLM`` over any ``ModelClient`` (Anthropic in production)."""
@@ -130,17 +147,12 @@ class LlmIntentClassifier(_ModelPort):
         context: IntentClassifierContext,
         callbacks: Sequence[Any] | None = None,
     ) -> dict[str, Any]:
-        request = ModelRequest(
+        request = self._request(
             purpose=INTENT_PURPOSE,
-            model=self._model,
-            system=(INTENT_SYSTEM_PROMPT,),
-            messages=(ChatMessage(role="user", content=intent_user_prompt(user_text, context)),),
-            tools=(INTENT_TOOL_SPEC,),
-            tool_choice=ToolChoice("tool", name=INTENT_TOOL),
+            system=INTENT_SYSTEM_PROMPT,
+            prompt=intent_user_prompt(user_text, context),
+            tool=INTENT_TOOL_SPEC,
             max_tokens=INTENT_MAX_TOKENS,
-            temperature=0.0,
-            timeout_s=self._timeout_s,
-            context=self._ids,
         )
         response = _complete(self._client, request, IntentClassifierError)
         payload = response.tool_input(INTENT_TOOL)
@@ -201,28 +213,19 @@ class LlmItemMatcher(_ModelPort):
         unique = list(dict.fromkeys(candidates))
         if not unique:
             return []
-        request = ModelRequest(
+        prompt = "\n".join(
+            [
+                f"Menção do cliente: {json.dumps(mention, ensure_ascii=False)}",
+                "Itens da fatura:",
+                *(f"- {c}" for c in unique),
+            ]
+        )
+        request = self._request(
             purpose=MATCHER_PURPOSE,
-            model=self._model,
-            system=(MATCHER_SYSTEM_PROMPT,),
-            messages=(
-                ChatMessage(
-                    role="user",
-                    content="\n".join(
-                        [
-                            f"Menção do cliente: {json.dumps(mention, ensure_ascii=False)}",
-                            "Itens da fatura:",
-                            *(f"- {c}" for c in unique),
-                        ]
-                    ),
-                ),
-            ),
-            tools=(matcher_tool(unique),),
-            tool_choice=ToolChoice("tool", name=MATCHER_TOOL),
+            system=MATCHER_SYSTEM_PROMPT,
+            prompt=prompt,
+            tool=matcher_tool(unique),
             max_tokens=MATCHER_MAX_TOKENS,
-            temperature=0.0,
-            timeout_s=self._timeout_s,
-            context=self._ids,
         )
         response = _complete(self._client, request, ItemMatcherError)
         payload = response.tool_input(MATCHER_TOOL)

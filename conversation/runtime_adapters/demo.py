@@ -43,28 +43,45 @@ INVOICE_KNOWLEDGE = [
 ]
 
 
-def seed_demo_invoice_support(org: Organization, actor: Any) -> ChannelSession:
-    agent = Agent.objects.filter(organization=org, name=AGENT_NAME).first()
+def seed_demo_agent_channel(
+    org: Organization,
+    actor: Any,
+    *,
+    agent_name: str,
+    channel_name: str,
+    phone_number: str,
+    **agent_fields: Any,
+) -> ChannelSession:
+    """A demo agent on its own simulator channel, each found by name or created (the agent
+    with ``agent_fields``). Every demo that seeds one uses this (the cases demo too)."""
+    agent = Agent.objects.filter(organization=org, name=agent_name).first()
     if agent is None:
-        agent = agent_create(
-            organization=org,
-            name=AGENT_NAME,
-            actor=actor,
-            prompt=INVOICE_PROMPT,
-            runtime_profile="invoice_support",
-            runtime_mode="on",
-            handoff_keywords=["falar com atendente", "quero um humano"],
-        )
-    channel = ChannelSession.objects.filter(organization=org, name=CHANNEL_NAME).first()
+        agent = agent_create(organization=org, name=agent_name, actor=actor, **agent_fields)
+    channel = ChannelSession.objects.filter(organization=org, name=channel_name).first()
     if channel is None:
         channel = channel_create(
             organization=org,
-            name=CHANNEL_NAME,
+            name=channel_name,
             provider="simulator",
             actor=actor,
-            phone_number=CHANNEL_PHONE,
+            phone_number=phone_number,
             agent=agent,
         )
+    return channel
+
+
+def seed_demo_invoice_support(org: Organization, actor: Any) -> ChannelSession:
+    channel = seed_demo_agent_channel(
+        org,
+        actor,
+        agent_name=AGENT_NAME,
+        channel_name=CHANNEL_NAME,
+        phone_number=CHANNEL_PHONE,
+        prompt=INVOICE_PROMPT,
+        runtime_profile="invoice_support",
+        runtime_mode="on",
+        handoff_keywords=["falar com atendente", "quero um humano"],
+    )
     detail = demo_invoice_detail()
     if not DemoInvoice.objects.filter(organization=org, contact__isnull=True).exists():
         demo_invoice_save(organization=org, phone=None, detail=detail, actor=actor)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -278,19 +278,14 @@ def _ordered(counter: Counter[str]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+# The counters a sum adds up: every field but the reasons, so a new counter is summed too.
+_COUNTS = tuple(f.name for f in fields(OutcomeCounts) if f.name != "reasons")
+
+
 def _sum(parts: Iterable[OutcomeCounts]) -> OutcomeCounts:
     total: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     for c in parts:
-        total.update(
-            turns=c.turns,
-            handled=c.handled,
-            fallbacks=c.fallbacks,
-            errors=c.errors,
-            skipped=c.skipped,
-            shadow=c.shadow,
-            shadow_handled=c.shadow_handled,
-            actions=c.actions,
-        )
+        total.update({name: getattr(c, name) for name in _COUNTS})
         reasons.update(dict(c.reasons))
     return OutcomeCounts(**total, reasons=_ordered(reasons))

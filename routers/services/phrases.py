@@ -39,6 +39,17 @@ def _check_phrases(router: Router, phrases: Sequence[tuple[str, str]]) -> list[t
     return list(clean.items())
 
 
+def _new_phrase(router: Router, text: str, intent: str, actor: Any) -> LabelledPhrase:
+    """An unsaved labelled phrase of ``router`` (the caller bulk-creates them)."""
+    return LabelledPhrase(
+        organization_id=router.organization_id,
+        router=router,
+        text=text,
+        intent_name=intent,
+        created_by=actor if getattr(actor, "is_authenticated", False) else None,
+    )
+
+
 def labelled_phrases_replace(
     *, router: Router, actor: Any, phrases: Sequence[tuple[str, str]]
 ) -> int:
@@ -47,16 +58,7 @@ def labelled_phrases_replace(
     with transaction.atomic():
         LabelledPhrase.objects.filter(router=router).delete()
         LabelledPhrase.objects.bulk_create(
-            [
-                LabelledPhrase(
-                    organization_id=router.organization_id,
-                    router=router,
-                    text=text,
-                    intent_name=intent,
-                    created_by=actor if getattr(actor, "is_authenticated", False) else None,
-                )
-                for text, intent in clean
-            ]
+            [_new_phrase(router, text, intent, actor) for text, intent in clean]
         )
         touch_router(router.pk)
         audit_log_write(
@@ -83,15 +85,7 @@ def labelled_phrases_add(*, router: Router, actor: Any, phrases: Sequence[tuple[
         for text, intent in clean:
             phrase = existing.get(text)
             if phrase is None:
-                new.append(
-                    LabelledPhrase(
-                        organization_id=router.organization_id,
-                        router=router,
-                        text=text,
-                        intent_name=intent,
-                        created_by=actor if getattr(actor, "is_authenticated", False) else None,
-                    )
-                )
+                new.append(_new_phrase(router, text, intent, actor))
             elif phrase.intent_name != intent:
                 phrase.intent_name = intent
                 relabelled.append(phrase)

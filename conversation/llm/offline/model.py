@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -12,16 +11,15 @@ from typing import Any
 from conversation.text import trim
 
 from ..base import (
-    CallRecord,
     CallRecorder,
     ChatMessage,
     ModelRequest,
     ModelResponse,
+    ReportingClient,
     TextBlock,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
-    Usage,
     null_recorder,
 )
 from ..protocol import (
@@ -68,10 +66,8 @@ from .replies import (
     RELEVANCE_THRESHOLD,
 )
 
-logger = logging.getLogger(__name__)
 
-
-class OfflineModel:
+class OfflineModel(ReportingClient):
     """``ModelClient`` that answers from deterministic rules (see the package docstring)."""
 
     name = "offline"
@@ -85,18 +81,7 @@ class OfflineModel:
             response = _orchestrate(request)
         else:
             response = _forced_tool_answer(request)
-        record = CallRecord(
-            purpose=request.purpose,
-            model=OFFLINE_MODEL,
-            usage=Usage(),
-            latency_ms=int((time.monotonic() - started) * 1000),
-            context=dict(request.context),
-            provider=self.name,
-        )
-        try:
-            self._recorder(record)
-        except Exception:
-            logger.exception("llm call recorder failed")
+        self._report(request, started, model=OFFLINE_MODEL)
         return response
 
 

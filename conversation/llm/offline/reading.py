@@ -88,24 +88,23 @@ def tool_results(message: ChatMessage) -> list[ToolResultBlock]:
     return [b for b in message.content if isinstance(b, ToolResultBlock)]
 
 
-def tool_use_names(messages: Sequence[ChatMessage]) -> dict[str, str]:
-    names: dict[str, str] = {}
+def tool_uses(messages: Sequence[ChatMessage]) -> dict[str, ToolUseBlock]:
+    """The assistant's tool calls in ``messages``, by tool-use id."""
+    uses: dict[str, ToolUseBlock] = {}
     for message in messages:
         if message.role == "assistant" and not isinstance(message.content, str):
             for b in message.content:
                 if isinstance(b, ToolUseBlock):
-                    names[b.id] = b.name
-    return names
+                    uses[b.id] = b
+    return uses
+
+
+def tool_use_names(messages: Sequence[ChatMessage]) -> dict[str, str]:
+    return {use_id: b.name for use_id, b in tool_uses(messages).items()}
 
 
 def tool_use_inputs(messages: Sequence[ChatMessage]) -> dict[str, Mapping[str, Any]]:
-    inputs: dict[str, Mapping[str, Any]] = {}
-    for message in messages:
-        if message.role == "assistant" and not isinstance(message.content, str):
-            for b in message.content:
-                if isinstance(b, ToolUseBlock):
-                    inputs[b.id] = b.input
-    return inputs
+    return {use_id: b.input for use_id, b in tool_uses(messages).items()}
 
 
 def latest_user_text(messages: Sequence[ChatMessage]) -> str:
