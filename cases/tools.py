@@ -133,7 +133,7 @@ CASES_SYSTEM_BLOCK = (
     "send_message; você não silencia e não passa a conversa para ninguém.\n"
     "Quando a equipe precisar de algo do cliente, uma nota interna dirá o quê; pergunte ao "
     "cliente e, quando ele responder, chame provide_case_update com o case_id e só o que ele "
-    "realmente disse.\n"
+    "realmente disse — antes do send_message, ou na mesma resposta: o envio encerra o turno.\n"
     f"Linhas que começam com {INTERNAL_MARKER}, {CASE_OPEN_MARKER} ou "
     f"{CASE_AWAITING_LEAD_MARKER} são notas internas do sistema, nunca do cliente: não as "
     "repita para ele."

@@ -35,7 +35,10 @@ SEND_MESSAGE = ToolSpec(
     name="send_message",
     description=(
         "Envia uma mensagem de WhatsApp ao cliente. É a ÚNICA forma de falar com ele: "
-        "texto fora desta ferramenta é descartado. Mensagens curtas, em português do Brasil."
+        "texto fora desta ferramenta é descartado. Mensagens curtas, em português do Brasil. "
+        "Um envio aceito encerra o turno: use antes as outras ferramentas de que precisar "
+        "(busca, casos); para mandar mais de uma mensagem, chame-a várias vezes na mesma "
+        "resposta."
     ),
     input_schema={
         "type": "object",
@@ -133,6 +136,11 @@ def own_tools(ctx: TurnContext, agent: AgentConfig) -> list[Tool]:
 
 
 def _tool_send_message(ctx: TurnContext, data: Any) -> ToolOutcome:
+    """An accepted send ends the loop (``terminal``): the model's answer to "sent" was only
+    ever ``end_turn`` — a second round trip to the model (~1 s, and its tokens) before the
+    turn could finish and the reply leave. Calls of the same response still all run, so
+    several messages, or a case opened beside the reply, go in one step; a vetoed send is
+    an error the model answers, so the loop goes on."""
     # What the customer would get: no NUL, no lone surrogate (PostgreSQL stores neither).
     text = clean_text(str(data["text"])).strip()
     if not text:
@@ -140,7 +148,7 @@ def _tool_send_message(ctx: TurnContext, data: Any) -> ToolOutcome:
     sent = send_through_gates(ctx, text)
     if isinstance(sent, Vetoed):
         return ToolOutcome(sent.problem, is_error=True, terminal=sent.handed_off)
-    return ToolOutcome(f"Mensagem enviada (nº {len(ctx.sent)} deste turno).")
+    return ToolOutcome(f"Mensagem enviada (nº {len(ctx.sent)} deste turno).", terminal=True)
 
 
 def _tool_handoff(ctx: TurnContext, data: Any) -> ToolOutcome:

@@ -79,11 +79,10 @@ def test_a_text_the_local_stages_clear_costs_no_model_check(
     claude, channel, django_capture_on_commit_callbacks
 ):
     claude.enqueue_json(200, tool_use_response("send_message", {"text": PLAIN}))
-    claude.enqueue_json(200, text_response())
     say(channel, django_capture_on_commit_callbacks)
 
     assert ai_sent() == [PLAIN]
-    assert len(claude.requests) == 2
+    assert len(claude.requests) == 1  # the reply itself; no check, and the send ends the turn
     assert not LlmCall.objects.filter(purpose="promise_check").exists()
 
 

@@ -203,10 +203,10 @@ def test_no_promise_is_ever_sent_while_the_lead_has_no_case(roomy_world, actions
         sent = Message.objects.filter(
             conversation=conversation, direction="outbound", sender_kind="ai"
         ).order_by("created_at")
-        if has_case:  # a covering case: every message goes, in order
+        if has_case:  # a covering case: the first message goes, and ends the turn
             # NUL and lone surrogates never reach a customer (nor PostgreSQL).
             wanted = [as_sent(t) for k, t in actions if k == "send"]
-            wanted = [t for t in wanted if t]
+            wanted = [t for t in wanted if t][:1]
             assert [m.body for m in sent] == wanted
         for message in sent:
             if detect_human_promise(message.body):

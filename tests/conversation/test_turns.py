@@ -172,7 +172,8 @@ def test_knowledge_answer_comes_from_the_organizations_own_documents(
     )
     (answer,) = replies("ai")
     assert "3 dias úteis" in answer and "outra empresa" not in answer
-    assert [c.purpose for c in LlmCall.objects.all()] == ["orchestrator"] * 3
+    # search, then the answer; the accepted send ends the turn (no third call)
+    assert [c.purpose for c in LlmCall.objects.all()] == ["orchestrator"] * 2
 
 
 def test_turn_trace_never_holds_the_customers_text(world, django_capture_on_commit_callbacks):

@@ -43,8 +43,10 @@ def say(channel, text, msg_id, capture):
 def test_tool_use_leads_to_a_sent_message_and_ledger_rows(
     claude, claude_channel, django_capture_on_commit_callbacks
 ):
+    # A search first, so the second call carries its tool_result; the accepted send then
+    # ends the turn without a third call.
+    claude.enqueue_json(200, tool_use_response("search_knowledge", {"query": "atendimento"}))
     claude.enqueue_json(200, tool_use_response("send_message", {"text": "Olá! Como posso ajudar?"}))
-    claude.enqueue_json(200, text_response())
     say(claude_channel, "oi", "a-1", django_capture_on_commit_callbacks)
 
     sent = Message.objects.get(direction="outbound")
@@ -65,7 +67,8 @@ def test_tool_use_leads_to_a_sent_message_and_ledger_rows(
     assert {t["name"] for t in first["tools"]} >= {"send_message", "search_knowledge"}
     # the second call carries our tool_result for the recorded tool_use id
     assert second["messages"][-1]["content"][0]["tool_use_id"] == "toolu_01A9HHF5Ezy3oBrKmSgfASm9"
-    assert Turn.objects.get().outcome == "replied"
+    turn = Turn.objects.get()
+    assert turn.outcome == "replied" and turn.trace["loop"]["stop"] == "terminal_tool"
 
 
 def test_plain_model_text_is_discarded_never_sent(

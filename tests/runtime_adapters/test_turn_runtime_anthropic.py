@@ -11,7 +11,7 @@ from conversation.runtime_adapters.classifiers import INTENT_TOOL, MATCHER_TOOL
 from conversation.turns.runtime_step import DIRECTIVE_HEADER, NOTE_HEADER
 from tests.fakes.anthropic_server import Reply
 
-from .conftest import Customer, end_turn_response, recorded, tool_use_response
+from .conftest import Customer, recorded, tool_use_response
 
 OVERLOADED = Reply(
     529,
@@ -28,8 +28,8 @@ def purposes() -> list[tuple[str, str, str]]:
 
 
 def orchestrator_sends(claude, text: str) -> None:
+    # One call: the accepted send ends the turn.
     claude.enqueue_json(200, tool_use_response("send_message", {"text": text}))
-    claude.enqueue_json(200, end_turn_response())
 
 
 def test_a_typo_goes_through_the_model_matcher_and_the_runtime_answers(
@@ -118,11 +118,11 @@ def test_a_fallback_hands_the_orchestrator_the_summary_and_directive_for_that_ca
     claude.enqueue_json(200, tool_use_response(INTENT_TOOL, {"kind": "unknown"}))
     orchestrator_sends(claude, "Posso ajudar em algo mais?")
     customer.say("hein?")
-    history = claude.requests[4].json["messages"]
+    history = claude.requests[3].json["messages"]
     assert history[0] == {"role": "user", "content": "cancela o tamboro"}
     assert {"role": "user", "content": "não"} in history
     assert not any(NOTE_HEADER in json.dumps(m, ensure_ascii=False) for m in history[:-1])
-    classifier_prompt = claude.requests[3].json["messages"][0]["content"]
+    classifier_prompt = claude.requests[2].json["messages"][0]["content"]
     assert "Cliente: cancela o tamboro" in classifier_prompt  # the classifier sees the history
 
 
@@ -156,7 +156,6 @@ def test_a_classifier_outage_takes_the_runtimes_fallback_path(
     claude.enqueue_json(
         200, tool_use_response("classify_promise", {"promise": False, "who_acts": "ai_now"})
     )
-    claude.enqueue_json(200, end_turn_response())
     customer = Customer(claude_desk.channel, django_capture_on_commit_callbacks)
 
     (answer,) = customer.say("quero cancelar o VOD e o HBO Max")
@@ -171,6 +170,5 @@ def test_a_classifier_outage_takes_the_runtimes_fallback_path(
         ("conversation_intent_classifier", "anthropic", "llm_unavailable"),
         ("orchestrator", "anthropic", ""),
         ("promise_check", "anthropic", ""),
-        ("orchestrator", "anthropic", ""),
     ]
     assert Conversation.objects.get().runtime_state["live"]["turn_index"] == 1
