@@ -109,11 +109,14 @@ def open_conversation_for(
 def webhook_receive(*, channel: ChannelSession, parsed: ParsedWebhook) -> ReceiveResult:
     """Store every new inbound message and schedule its turn; apply statuses.
 
-    One transaction: a failure stores nothing. A redelivered event (same provider
-    message id on this channel) stores nothing new and starts no turn.
+    All or nothing: a failure stores nothing of ``parsed``. Inside a transaction it joins
+    it without a savepoint of its own (the webhook gives each event one only when a body
+    carries several, ``webhooks._store_each``), so a failure dooms that transaction. A
+    redelivered event (same provider message id on this channel) stores nothing new and
+    starts no turn.
     """
     result = ReceiveResult()
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         for inbound in parsed.messages:
             message = _store_inbound(channel, inbound, result)
             if message is not None and message.direction == Direction.INBOUND:
@@ -134,6 +137,25 @@ def webhook_receive(*, channel: ChannelSession, parsed: ParsedWebhook) -> Receiv
     return result
 
 
+def _conversation_of(channel: ChannelSession, inbound: InboundMessage) -> Conversation:
+    """The sender's open conversation on this channel — with its contact, in one query
+    when it exists (a customer writing again, the common case) — or a new or reopened one."""
+    known = (
+        Conversation.objects.filter(channel=channel, contact__phone=inbound.from_phone)
+        .exclude(status=ConversationStatus.CLOSED)
+        .select_related("contact")
+        .first()
+    )
+    if known is not None:
+        return known
+    contact, _ = Contact.objects.get_or_create(
+        organization_id=channel.organization_id,
+        phone=inbound.from_phone,
+        defaults={"name": inbound.from_name[:120]},
+    )
+    return open_conversation_for(channel, contact, reopen=not inbound.from_me)
+
+
 def _store_inbound(
     channel: ChannelSession, inbound: InboundMessage, result: ReceiveResult
 ) -> Message | None:
@@ -142,12 +164,7 @@ def _store_inbound(
     ).exists():
         result.duplicates += 1  # a redelivery, or the echo of a message we sent
         return None
-    contact, _ = Contact.objects.get_or_create(
-        organization_id=channel.organization_id,
-        phone=inbound.from_phone,
-        defaults={"name": inbound.from_name[:120]},
-    )
-    conversation = open_conversation_for(channel, contact, reopen=not inbound.from_me)
+    conversation = _conversation_of(channel, inbound)
     if inbound.from_me:
         # Someone typed on the business phone itself: keep it in the history, no turn.
         direction, sender, status = Direction.OUTBOUND, SenderKind.HUMAN, MessageStatus.SENT
