@@ -32,8 +32,9 @@ with them running (draining what the first part queued).
 
 Prints JSON lines {"name", "value", "unit", "n"}: turns_per_second_at_model_latency,
 first_reply_p50_s / p99_s (webhook sent → reply delivered), webhook_ack_p50_ms / p99_ms,
-non_model_ms_per_turn_p50 (turn task wall time minus its model calls), sql_queries_per_turn,
-rss_mb_per_worker. Never asserts timings.
+non_model_ms_per_turn_p50 (turn task wall time minus its model calls),
+cpu_ms_per_turn_all_processes (the machine's CPU during the closed loop, by role),
+sql_queries_per_turn, rss_mb_per_worker. Never asserts timings.
 """
 
 from __future__ import annotations
@@ -148,6 +149,34 @@ def _children(pid: int) -> list[int]:
         if int(fields[1]) == pid:
             found.append(int(stat.parent.name))
     return found
+
+
+def _cpu_seconds_by_role(procs: Procs) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by every process of the run, by role: the
+    bench's own process groups (``start_new_session``) and the shared servers by name.
+    Postgres and Redis serve everything else on the machine too: run the bench alone."""
+    groups = {
+        **({procs.web.pid: "web"} if procs.web else {}),
+        **{p.pid: "turn_workers" for p in procs.turns},
+        **{p.pid: "outbox_workers" for p in procs.outbox},
+        **{p.pid: "fake_model" for p in procs.helpers},
+    }
+    names = {"postgres": "postgres", "pgbouncer": "pgbouncer", "redis-server": "redis"}
+    tick = os.sysconf("SC_CLK_TCK")
+    used: dict[str, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            head, rest = stat.read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        fields = rest.split()
+        comm = head.split("(", 1)[1]
+        pid = int(stat.parent.name)
+        role = "bench_driver" if pid == os.getpid() else groups.get(int(fields[2]))
+        role = role or names.get(comm)
+        if role:
+            used[role] = used.get(role, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return used
 
 
 # --- the database, the broker, the world ---------------------------------------------------
@@ -643,25 +672,29 @@ def main() -> None:
         # Warm-up: imports, SDK clients, pools.
         closed_loop(web_port, lines, args.warmup, replies, args.reply_timeout)
         flush_redis_list(redis_url)
+        cpu_before = _cpu_seconds_by_role(procs)
         started = time.time()
         first_reply, http_errors, timeouts = closed_loop(
             web_port, lines, args.duration, replies, args.reply_timeout
         )
         finished = time.time()
+        cpu_after = _cpu_seconds_by_role(procs)
         time.sleep(1.0)
         records = probe_records(redis_url)
 
-        from conversation.models import Turn
+        from conversation.models import LlmCall, Turn
 
-        done = Turn.objects.filter(
+        window = Turn.objects.filter(
             outcome="replied",
             finished_at__gte=_aware(started),
             finished_at__lt=_aware(started + args.duration),
-        ).count()
+        )
+        done = window.count()
+        calls = LlmCall.objects.filter(turn__in=window).count()
         common = {
             "model_latency_s": args.model_latency,
             "follow_up_latency_s": follow_up,
-            "model_calls_per_turn": 2,
+            "model_calls_per_turn": round(calls / done, 2) if done else float("nan"),
             "conversations": args.conversations,
             "turn_workers": args.turn_workers,
             "turn_threads": args.turn_threads,
@@ -707,6 +740,19 @@ def main() -> None:
             percentile([r["queries"] for r in deliveries], 50),
             "queries",
             len(deliveries),
+        )
+        # Where the machine's CPU went during the closed loop, per replied turn.
+        by_role = {
+            role: round((cpu_after.get(role, 0.0) - spent) * 1000 / max(done, 1), 1)
+            for role, spent in cpu_before.items()
+        }
+        emit(
+            "cpu_ms_per_turn_all_processes",
+            sum(by_role.values()),
+            "ms",
+            done,
+            cores=os.cpu_count(),
+            **by_role,
         )
         rss = [_rss_mb(p.pid) for p in procs.turns]
         emit(
