@@ -74,6 +74,26 @@ def lease_length() -> timedelta:
     return timedelta(seconds=settings.TURN_LEASE_S)
 
 
+class ClaimRefused(Exception):
+    """The claim's transaction must end with nothing written, and the task with nothing
+    to do: the conversation is locked by another claim (the trigger comes back after
+    ``LOCKED_RETRY_S``), or a concurrent delivery of the trigger inserted its turn first.
+
+    Raised inside the claim's transaction, caught by the turn's entry point around it —
+    the statement that failed doomed the transaction, and the claim opens no savepoint to
+    survive it (two round trips each, on every turn, for a refusal that is rare). The
+    entry point calls ``follow_up`` once the transaction has rolled back."""
+
+    def __init__(self, redrive: tuple[str, str, float] | None = None) -> None:
+        super().__init__()
+        self._redrive = redrive
+
+    def follow_up(self) -> None:
+        if self._redrive is not None:
+            kind, key, countdown = self._redrive
+            redrive(kind, key, countdown=countdown)
+
+
 @dataclass(frozen=True)
 class Locked:
     conversation: Conversation
@@ -83,14 +103,15 @@ class Locked:
 
 def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:
     """The conversation found by ``lookup``, locked for this claim, with whether its
-    trigger already has a turn and whether a turn of it is active. One query.
+    trigger already has a turn and whether a turn of it is active. One query. None for
+    a vanished row.
 
     ``NOWAIT``: under READ COMMITTED a statement that waits for the row lock returns the
     row with its ``EXISTS`` columns computed from the snapshot taken *before* the wait —
     a turn claimed by the transaction it waited for would be invisible, and two turns of
     one conversation would decide at once. So a claim that finds the conversation locked
-    (another claim or finish, a few milliseconds) comes back shortly instead; None then,
-    as for a vanished row, with the trigger re-driven."""
+    (another claim or finish, a few milliseconds) comes back shortly instead:
+    ``ClaimRefused``, with the trigger re-driven after the rollback."""
     query = (
         Conversation.objects.select_for_update(of=("self",), no_key=True, nowait=True)
         .select_related("contact", "channel", "organization")
@@ -103,14 +124,12 @@ def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:
         .filter(**lookup)
     )
     try:
-        with transaction.atomic():  # a savepoint: the refusal must not break the claim
-            found = query.first()
+        found = query.first()
     except OperationalError as error:
         if not isinstance(error.__cause__, LockNotAvailable):
             raise
         log.info("conversation locked, claim retried", extra={"trigger_key": key})
-        redrive(kind, key, countdown=LOCKED_RETRY_S)
-        return None
+        raise ClaimRefused(redrive=(kind, key, LOCKED_RETRY_S)) from error
     if found is None:
         return None
     return Locked(
@@ -122,10 +141,11 @@ def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:
 
 def create_turn(
     conversation: Conversation, kind: str, key: str, now: datetime, *, merged: bool = False
-) -> Claim | None:
+) -> Claim:
     """Insert the turn of trigger ``key`` with this attempt's lease (or, ``merged``, done
-    at once: the line was answered by another turn). None when a concurrent delivery of
-    the same trigger inserted it first — the unique trigger settles the race quietly."""
+    at once: the line was answered by another turn). ``ClaimRefused`` when a concurrent
+    delivery of the same trigger inserted it first — the unique trigger settles the race
+    quietly."""
     token = uuid.uuid4()
     fields: dict[str, Any] = {"claimed_at": now, "attempts": 1}
     if merged:
@@ -139,17 +159,16 @@ def create_turn(
     else:
         fields.update(lease_token=token, lease_expires_at=now + lease_length())
     try:
-        # A savepoint: a duplicate delivery that read ``already_turned`` before the first
-        # delivery committed its turn must not break the claim's transaction.
-        with transaction.atomic():
-            turn = Turn.objects.create(
-                organization_id=conversation.organization_id,
-                conversation=conversation,
-                trigger_kind=kind,
-                trigger_key=key,
-                **fields,
-            )
-    except IntegrityError:
+        # A duplicate delivery that read ``already_turned`` before the first delivery
+        # committed its turn: the claim ends (``ClaimRefused``), nothing of it written.
+        turn = Turn.objects.create(
+            organization_id=conversation.organization_id,
+            conversation=conversation,
+            trigger_kind=kind,
+            trigger_key=key,
+            **fields,
+        )
+    except IntegrityError as error:
         log.info(
             "duplicate turn delivery ignored",
             extra={
@@ -158,7 +177,7 @@ def create_turn(
                 "conversation_id": str(conversation.pk),
             },
         )
-        return None
+        raise ClaimRefused() from error
     return Claim(conversation=conversation, turn=turn, token=token)
 
 

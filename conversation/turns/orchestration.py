@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from cases import tools as case_tools
@@ -30,10 +31,15 @@ def run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
     client = model_calls.model_client(ctx.ledger, provider=agent.provider)
     tools = own_tools(ctx, agent)
     system: tuple[str, ...] = (f"Você é {agent.name}.\n{agent.prompt}",)
-    if agent.cases_enabled:  # human-cases §5.2: tools + a resident block in the cached prefix
-        tools.extend(case_tools.case_tools(ctx))
-        system += (case_tools.CASES_SYSTEM_BLOCK,)
-        ctx.notes = case_tools.case_notes(ctx.conversation)
+    # The reads before the first model call, in one short transaction (nothing in it waits
+    # on the network): outside one, each read of a turn is a transaction of its own with
+    # its tenant walls (``tenancy``), three round trips more apiece.
+    with transaction.atomic():
+        if agent.cases_enabled:  # human-cases §5.2: tools + a resident block in the prefix
+            tools.extend(case_tools.case_tools(ctx))
+            system += (case_tools.CASES_SYSTEM_BLOCK,)
+            ctx.notes = case_tools.case_notes(ctx.conversation)
+        history = with_orchestrator_note(build_history(ctx, agent.history_window), ctx.runtime_note)
     request = ModelRequest(
         purpose="orchestrator",
         model=agent.model,
@@ -48,7 +54,7 @@ def run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
     return run_tool_loop(
         client=client,
         base_request=request,
-        history=with_orchestrator_note(build_history(ctx, agent.history_window), ctx.runtime_note),
+        history=history,
         tools=tools,
         max_steps=agent.max_steps,
     )

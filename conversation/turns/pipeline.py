@@ -94,21 +94,25 @@ DUE_SLACK_S = 0.05
 def run_inbound_turn(message_id: str) -> Turn | None:
     """Answer the customer's message (and the lines typed with it). Idempotent."""
     now = timezone.now()
-    with transaction.atomic():
-        claimed = _claim_inbound(message_id, now)
-        if not isinstance(claimed, tuple):
-            return claimed  # nothing to do now, or a line another turn answered (merged)
-        claim, batch = claimed
-        ctx = new_context(claim.conversation, claim.turn, batch, trace={"batch": len(batch)})
-        if claim.exhausted:
-            return _give_up(ctx, claim)
-        guarded = (
-            _staff_case_answer_guard(ctx)
-            or opt_out_guard(ctx, ctx.customer_text(), now)
-            or human_owned_guard(ctx, now, touch_handoff=True)
-        )
-        if guarded is not None:
-            return _finish(ctx, claim, guarded)
+    try:
+        with transaction.atomic():
+            claimed = _claim_inbound(message_id, now)
+            if not isinstance(claimed, tuple):
+                return claimed  # nothing to do now, or a line another turn answered (merged)
+            claim, batch = claimed
+            ctx = new_context(claim.conversation, claim.turn, batch, trace={"batch": len(batch)})
+            if claim.exhausted:
+                return _give_up(ctx, claim)
+            guarded = (
+                _staff_case_answer_guard(ctx)
+                or opt_out_guard(ctx, ctx.customer_text(), now)
+                or human_owned_guard(ctx, now, touch_handoff=True)
+            )
+            if guarded is not None:
+                return _finish(ctx, claim, guarded)
+    except claims.ClaimRefused as refused:
+        refused.follow_up()
+        return None
     # Read receipt and "digitando..." while the turn thinks: best effort, never blocks it.
     with turn_presence(claim.conversation, batch):
         return _decide_and_finish(ctx, claim, _decide_inbound)
@@ -150,8 +154,7 @@ def _claim_inbound(message_id: str, now: datetime) -> tuple[Claim, list[Message]
     unanswered = _unanswered(conversation)
     mine = next((m for m in unanswered if str(m.pk) == message_id), None)
     if mine is None and len(unanswered) < MAX_UNANSWERED:
-        merged = claims.create_turn(conversation, kind, message_id, now, merged=True)
-        return merged.turn if merged else None
+        return claims.create_turn(conversation, kind, message_id, now, merged=True).turn
     first = _bursts(unanswered)[0]
     key = message_id
     if mine is not None and mine in first.lines:
@@ -164,8 +167,6 @@ def _claim_inbound(message_id: str, now: datetime) -> tuple[Claim, list[Message]
         key = str(first.last.pk)
         claims.redrive(kind, message_id)  # its own burst, after this one
     claim = claims.create_turn(conversation, kind, key, now)
-    if claim is None:
-        return None
     batch = list(first.lines)
     Message.objects.filter(pk__in=[m.pk for m in batch]).update(turn=claim.turn)
     return claim, batch
@@ -277,26 +278,30 @@ def run_case_reply_turn(event_id: str) -> Turn | None:
     """Relay a person's case answer to the customer. Keyed by the ``human_replied`` event:
     a redelivered task never sends twice."""
     now = timezone.now()
-    with transaction.atomic():
-        reply = case_reentry.load_reply(event_id)
-        if reply is None:
-            return None
-        claim = _claim(TriggerKind.CASE_REPLY, event_id, now, pk=reply.conversation_id)
-        if claim is None:
-            return None
-        trace = {"case_id": str(reply.case.pk), "human_action": reply.event.human_action}
-        ctx = new_context(claim.conversation, claim.turn, [], trace=trace)
+    try:
+        with transaction.atomic():
+            reply = case_reentry.load_reply(event_id)
+            if reply is None:
+                return None
+            claim = _claim(TriggerKind.CASE_REPLY, event_id, now, pk=reply.conversation_id)
+            if claim is None:
+                return None
+            trace = {"case_id": str(reply.case.pk), "human_action": reply.event.human_action}
+            ctx = new_context(claim.conversation, claim.turn, [], trace=trace)
 
-        def record_relay() -> None:
-            case_services.case_record_relay(
-                case=reply.case, event=reply.event, sent=ctx.messages, turn=claim.turn
-            )
+            def record_relay() -> None:
+                case_services.case_record_relay(
+                    case=reply.case, event=reply.event, sent=ctx.messages, turn=claim.turn
+                )
 
-        if claim.exhausted:
-            return _give_up(ctx, claim)
-        guarded = opted_out_guard(ctx) or human_owned_guard(ctx, touch_handoff=False)
-        if guarded is not None:
-            return _finish(ctx, claim, guarded, after=record_relay)
+            if claim.exhausted:
+                return _give_up(ctx, claim)
+            guarded = opted_out_guard(ctx) or human_owned_guard(ctx, touch_handoff=False)
+            if guarded is not None:
+                return _finish(ctx, claim, guarded, after=record_relay)
+    except claims.ClaimRefused as refused:
+        refused.follow_up()
+        return None
     return _decide_and_finish(
         ctx, claim, lambda c: _decide_case_reply(c, reply), after=record_relay
     )
@@ -319,33 +324,38 @@ def run_follow_up_turn(follow_up_id: str) -> Turn | None:
     are spent. Keyed by the follow-up row. No network: claim, decide and finish are one
     short transaction."""
     now = timezone.now()
-    with transaction.atomic():
-        conversation_id = case_services.follow_up_conversation_id(follow_up_id)
-        if conversation_id is None:
-            return None  # cancelled, already fired, or vanished
-        claim = _claim(TriggerKind.FOLLOW_UP, follow_up_id, now, pk=conversation_id)
-        if claim is None:
-            return None
-        if claim.exhausted:
-            log.error(
-                "follow-up turn gave up after its attempts", extra={"turn_id": str(claim.turn.pk)}
+    try:
+        with transaction.atomic():
+            conversation_id = case_services.follow_up_conversation_id(follow_up_id)
+            if conversation_id is None:
+                return None  # cancelled, already fired, or vanished
+            claim = _claim(TriggerKind.FOLLOW_UP, follow_up_id, now, pk=conversation_id)
+            if claim is None:
+                return None
+            if claim.exhausted:
+                log.error(
+                    "follow-up turn gave up after its attempts",
+                    extra={"turn_id": str(claim.turn.pk)},
+                )
+                trace = {"gave_up": {"attempts": claim.turn.attempts}}
+                return claims.finish(
+                    claim,
+                    outcome=TurnOutcome.ERROR,
+                    trace=trace,
+                    error_code="attempts_exhausted",
+                    status=TurnStatus.FAILED,
+                )
+            conversation = claim.conversation
+            result = case_services.follow_up_fire(
+                follow_up_id=follow_up_id, conversation=conversation, turn=claim.turn
             )
-            trace = {"gave_up": {"attempts": claim.turn.attempts}}
-            return claims.finish(
-                claim,
-                outcome=TurnOutcome.ERROR,
-                trace=trace,
-                error_code="attempts_exhausted",
-                status=TurnStatus.FAILED,
-            )
-        conversation = claim.conversation
-        result = case_services.follow_up_fire(
-            follow_up_id=follow_up_id, conversation=conversation, turn=claim.turn
-        )
-        if result.sent:
-            conversation.save(update_fields=["last_message_at"])
-        outcome = TurnOutcome.REPLIED if result.sent else TurnOutcome.NO_REPLY
-        return claims.finish(claim, outcome=outcome, trace=result.trace)
+            if result.sent:
+                conversation.save(update_fields=["last_message_at"])
+            outcome = TurnOutcome.REPLIED if result.sent else TurnOutcome.NO_REPLY
+            return claims.finish(claim, outcome=outcome, trace=result.trace)
+    except claims.ClaimRefused as refused:
+        refused.follow_up()
+        return None
 
 
 # --- claim and finish, shared by the three turns -------------------------------------------
