@@ -4,10 +4,11 @@ A tenant model is, in the admin, one of:
 
 - **read-only** (``ReadOnlyAdmin``): rows the product writes — the ledger, telemetry,
   engine state, messages and turns. Staff read them; no add, change or delete.
-- **through the services**: where a page writes the model, the admin's ``save_model`` /
-  ``delete_model`` / ``delete_queryset`` call the same service the page calls, so the
-  admin gets the page's rules, its side effects (e.g. reminders rescheduled) and its
-  AuditLog row. Write paths with no service are switched off.
+- **through the services** (``WritingAdmin``; ``DeleteThroughServiceAdmin`` when deleting
+  is the only write): where a page writes the model, the admin's ``save_model`` /
+  ``delete_model`` call the same service the page calls (a bulk delete goes row by row
+  through ``delete_model``), so the admin gets the page's rules, its side effects (e.g.
+  reminders rescheduled) and its AuditLog row. Write paths with no service are switched off.
 - **admin-only, audited** (``AuditedAdmin``): rows no page writes (memberships, channel
   settings): the admin saves them itself and writes an AuditLog row for every write.
 
@@ -33,8 +34,8 @@ from accounts.throttle import throttled_login
 admin.site.login = throttled_login(admin.site.login)  # type: ignore[method-assign,assignment]
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Rows written only by the product: staff read them."""
+class _NoWrites:
+    """No add, no change, no delete: what read-only admins and inlines share."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -46,20 +47,19 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class ReadOnlyInline:
-    """Mixin for inlines: rows shown beside their parent, never written from there."""
+class ReadOnlyAdmin(_NoWrites, admin.ModelAdmin):
+    """Rows written only by the product: staff read them."""
+
+
+class ReadOnlyInline(_NoWrites):
+    """Mixin for inlines: rows shown beside their parent, never written from there (every
+    field it shows is read-only)."""
 
     extra = 0
     can_delete = False
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return getattr(self, "fields", None) or ()
 
 
 def _organization_of(obj: Model) -> Any:
@@ -77,7 +77,32 @@ def audit_admin_write(request: HttpRequest, obj: Model, verb: str, diff: dict[st
     )
 
 
-class AuditedAdmin(admin.ModelAdmin):
+class WritingAdmin(admin.ModelAdmin):
+    """What every admin that writes tenant rows (through a service, or audited) shares: a
+    saved row keeps its owner (the ``fixed_on_change`` fields are read-only once it exists),
+    and the list's bulk "delete selected" goes row by row through ``delete_model`` (its
+    service call or its audit row each), never as one queryset delete."""
+
+    fixed_on_change: tuple[str, ...] = ()
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fixed = self.fixed_on_change if obj else ()
+        return [*super().get_readonly_fields(request, obj), *fixed]
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for obj in queryset:
+            self.delete_model(request, obj)
+
+
+class DeleteThroughServiceAdmin(ReadOnlyAdmin, WritingAdmin):
+    """Read-only, except deleting, which the subclass's ``delete_model`` does through the
+    page's service."""
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
+
+
+class AuditedAdmin(WritingAdmin):
     """Rows no page writes: the admin writes them, each write with its AuditLog row."""
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
@@ -88,11 +113,6 @@ class AuditedAdmin(admin.ModelAdmin):
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         audit_admin_write(request, obj, "delete", {"str": str(obj)})
         super().delete_model(request, obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        # The list's bulk "delete selected" action: one audit row per row, like the form.
-        for obj in queryset:
-            self.delete_model(request, obj)
 
 
 def adopt_saved(obj: Model, saved: Model) -> None:
@@ -122,10 +142,8 @@ class MembershipAdmin(AuditedAdmin):
     list_select_related = ["user", "organization"]
     autocomplete_fields = ["organization"]
     raw_id_fields = ["user"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        # A membership moves to another user or organization only by remove + add.
-        return ["user", "organization"] if obj else []
+    # A membership moves to another user or organization only by remove + add.
+    fixed_on_change = ("user", "organization")
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if change:

@@ -28,6 +28,7 @@ from accounts.emails import send_invitation_on_commit
 from accounts.forms import AcceptInvitationForm, InviteForm, RoleForm
 from accounts.middleware import SESSION_ORG_KEY
 from accounts.models import Invitation, Membership, Role
+from accounts.pages import PageRequest, act_and_tell
 from accounts.selectors import invitation_for_code, pending_invitations, team_members
 from accounts.services import (
     TeamError,
@@ -64,8 +65,8 @@ def switch_organization(request: HttpRequest) -> HttpResponse:
 
 @role_required(Role.ADMIN)
 @require_GET
-def team(request: HttpRequest) -> HttpResponse:
-    membership = request.membership  # type: ignore[attr-defined]
+def team(request: PageRequest) -> HttpResponse:
+    membership = request.membership
     return _team_page(request, membership, InviteForm())
 
 
@@ -91,8 +92,8 @@ def _team_page(
 
 @role_required(Role.ADMIN)
 @require_POST
-def team_invite(request: HttpRequest) -> HttpResponse:
-    membership = request.membership  # type: ignore[attr-defined]
+def team_invite(request: PageRequest) -> HttpResponse:
+    membership = request.membership
     form = InviteForm(request.POST)
     if not form.is_valid():
         return _team_page(request, membership, form, status=400)
@@ -117,66 +118,44 @@ def team_invite(request: HttpRequest) -> HttpResponse:
     return redirect("accounts:team")
 
 
+def _member(request: PageRequest, membership_id: str) -> Membership:
+    return access(Membership.objects.select_related("user"), request.membership, pk=membership_id)
+
+
 @role_required(Role.ADMIN)
 @require_POST
-def team_invitation_revoke(request: HttpRequest, invitation_id: str) -> HttpResponse:
-    invitation = access(
-        Invitation.objects.all(),
-        request.membership,  # type: ignore[attr-defined]
-        pk=invitation_id,
-    )
-    try:
-        invitation_revoke(invitation=invitation, actor=request.user)
-    except TeamError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(request, _("Convite cancelado."))
+def team_invitation_revoke(request: PageRequest, invitation_id: str) -> HttpResponse:
+    invitation = access(Invitation.objects.all(), request.membership, pk=invitation_id)
+    done = _("Convite cancelado.")
+    act_and_tell(request, invitation_revoke, done=done, refused=TeamError, invitation=invitation)
     return redirect("accounts:team")
 
 
 @role_required(Role.ADMIN)
 @require_POST
-def team_member_role(request: HttpRequest, membership_id: str) -> HttpResponse:
-    member = access(
-        Membership.objects.select_related("user"),
-        request.membership,  # type: ignore[attr-defined]
-        pk=membership_id,
-    )
+def team_member_role(request: PageRequest, membership_id: str) -> HttpResponse:
+    member = _member(request, membership_id)
     form = RoleForm(request.POST)
     if not form.is_valid():
         messages.error(request, _("Escolha um papel válido."))
         return redirect("accounts:team")
-    try:
-        membership_role_change(
-            membership=member, actor=request.user, role=form.cleaned_data["role"]
-        )
-    except TeamError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(
-            request,
-            _("%(name)s agora é %(role)s.")
-            % {"name": member.user.get_username(), "role": member.get_role_display()},
-        )
+    role = form.cleaned_data["role"]
+    done = _("%(name)s agora é %(role)s.") % {
+        "name": member.user.get_username(),
+        "role": Role(role).label,
+    }
+    act_and_tell(
+        request, membership_role_change, done=done, refused=TeamError, membership=member, role=role
+    )
     return redirect("accounts:team")
 
 
 @role_required(Role.ADMIN)
 @require_POST
-def team_member_remove(request: HttpRequest, membership_id: str) -> HttpResponse:
-    member = access(
-        Membership.objects.select_related("user"),
-        request.membership,  # type: ignore[attr-defined]
-        pk=membership_id,
-    )
-    try:
-        membership_remove(membership=member, actor=request.user)
-    except TeamError as error:
-        messages.error(request, str(error))
-    else:
-        messages.success(
-            request, _("%(name)s saiu da equipe.") % {"name": member.user.get_username()}
-        )
+def team_member_remove(request: PageRequest, membership_id: str) -> HttpResponse:
+    member = _member(request, membership_id)
+    done = _("%(name)s saiu da equipe.") % {"name": member.user.get_username()}
+    act_and_tell(request, membership_remove, done=done, refused=TeamError, membership=member)
     return redirect("accounts:team")
 
 

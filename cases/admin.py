@@ -14,7 +14,7 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from accounts.admin import ReadOnlyAdmin, ReadOnlyInline, adopt_saved
+from accounts.admin import ReadOnlyAdmin, ReadOnlyInline, WritingAdmin, adopt_saved
 from cases import notifications
 from cases.forms import NotificationSettingsForm
 from cases.models import (
@@ -27,21 +27,12 @@ from cases.models import (
     CaseReminder,
     StaffNumber,
 )
-
-SETTINGS_FIELDS = (
-    "reminders_enabled",
-    "reminder_after_hours",
-    "reminder_count",
-    "whatsapp_enabled",
-    "whatsapp_phone",
-    "whatsapp_channel",
-)
+from cases.notifications import SETTINGS_FIELDS
 
 
 class CaseEventInline(ReadOnlyInline, admin.TabularInline):
     model = CaseEvent
     fields = ("created_at", "kind", "actor_kind", "actor_user", "human_action", "body")
-    readonly_fields = fields
 
 
 @admin.register(Case)
@@ -104,7 +95,7 @@ class NotificationSettingsAdminForm(forms.ModelForm):
 
 
 @admin.register(CaseNotificationSettings)
-class CaseNotificationSettingsAdmin(admin.ModelAdmin):
+class CaseNotificationSettingsAdmin(WritingAdmin):
     """One row per organization, written by ``notification_settings_save`` (the page's
     service: it reschedules the pending reminders and writes the AuditLog row)."""
 
@@ -118,9 +109,7 @@ class CaseNotificationSettingsAdmin(admin.ModelAdmin):
     ]
     list_select_related = ["organization"]
     raw_id_fields = ["whatsapp_channel"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return ["organization"] if obj else []
+    fixed_on_change = ("organization",)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # no service deletes the row; the page edits it
@@ -137,7 +126,6 @@ class CaseNotificationSettingsAdmin(admin.ModelAdmin):
 class CaseNoticeAttemptInline(ReadOnlyInline, admin.TabularInline):
     model = CaseNoticeAttempt
     fields = ("number", "outcome", "error_code", "created_at")
-    readonly_fields = fields
 
 
 @admin.register(CaseNotice)

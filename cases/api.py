@@ -15,14 +15,13 @@ import uuid
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from accounts.access import access
-from accounts.api_access import RolePermission, api_membership
-from accounts.api_errors import ApiError, Conflict
+from accounts.api_access import api_membership
+from accounts.api_errors import ApiError
+from accounts.api_views import TenantApi, data_response, service_call, valid_input
 from cases import selectors, services
 from cases.models import Case
 from cases.serializers import (
@@ -34,7 +33,6 @@ from cases.serializers import (
     CaseReplyInput,
 )
 
-TAGS = ["cases"]
 API_PAGE_SIZE = 50
 ERRORS = {
     401: OpenApiResponse(description="Faça login."),
@@ -43,8 +41,8 @@ ERRORS = {
 }
 
 
-class _CaseApi(APIView):
-    permission_classes = [IsAuthenticated, RolePermission]
+@extend_schema(tags=["cases"])  # inherited: the tag of every operation below
+class _CaseApi(TenantApi):
     read_role = "viewer"
     write_role = "agent"
 
@@ -54,12 +52,11 @@ class _CaseApi(APIView):
 
     def detail(self, case: Case) -> Response:
         events = selectors.case_events(case)
-        return Response({"data": CaseDetailOutput(case, context={"events": events}).data})
+        return data_response(CaseDetailOutput(case, context={"events": events}).data)
 
 
 class CaseListApi(_CaseApi):
     @extend_schema(
-        tags=TAGS,
         operation_id="ai_cases_list",
         parameters=[
             OpenApiParameter(
@@ -97,29 +94,24 @@ class CaseListApi(_CaseApi):
         # the page's rows with customer, channel and assignee joined.
         rows = selectors.case_list(api_membership(request), filter_key=key, assignee_key=assignee)
         page = Paginator(rows, API_PAGE_SIZE).get_page(request.query_params.get("page"))
-        return Response(
+        return data_response(
             {
-                "data": {
-                    "cases": CaseListItemOutput(page.object_list, many=True).data,
-                    "count": page.paginator.count,
-                    "page": page.number,
-                    "pages": page.paginator.num_pages,
-                }
+                "cases": CaseListItemOutput(page.object_list, many=True).data,
+                "count": page.paginator.count,
+                "page": page.number,
+                "pages": page.paginator.num_pages,
             }
         )
 
 
 class CaseDetailApi(_CaseApi):
-    @extend_schema(
-        tags=TAGS, operation_id="ai_cases_retrieve", responses={200: CaseDetailResponse, **ERRORS}
-    )
+    @extend_schema(operation_id="ai_cases_retrieve", responses={200: CaseDetailResponse, **ERRORS})
     def get(self, request: Request, case_id: uuid.UUID) -> Response:
         return self.detail(self.case(request, case_id))
 
 
 class CaseReplyApi(_CaseApi):
     @extend_schema(
-        tags=TAGS,
         operation_id="ai_cases_reply",
         request=CaseReplyInput,
         responses={
@@ -131,25 +123,21 @@ class CaseReplyApi(_CaseApi):
     )
     def post(self, request: Request, case_id: uuid.UUID) -> Response:
         case = self.case(request, case_id)
-        data = CaseReplyInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            services.case_answer(
-                case=case,
-                actor=request.user,
-                action=data.validated_data["action"],
-                text=data.validated_data["text"],
-            )
-        except services.IllegalTransition as exc:
-            raise Conflict(exc.message, code=exc.code) from exc
-        except services.CaseError as exc:
-            raise ApiError(exc.message, code=exc.code, status_code=422) from exc
+        data = valid_input(request, CaseReplyInput).validated_data
+        service_call(
+            services.case_answer,
+            conflicts=(services.IllegalTransition,),
+            invalid=(services.CaseError,),
+            case=case,
+            actor=request.user,
+            action=data["action"],
+            text=data["text"],
+        )
         return self.detail(self.case(request, case_id))
 
 
 class CaseAssignApi(_CaseApi):
     @extend_schema(
-        tags=TAGS,
         operation_id="ai_cases_assign",
         request=CaseAssignInput,
         responses={
@@ -160,9 +148,7 @@ class CaseAssignApi(_CaseApi):
     )
     def post(self, request: Request, case_id: uuid.UUID) -> Response:
         case = self.case(request, case_id)
-        data = CaseAssignInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        assignee_id = data.validated_data["assignee_id"]
+        assignee_id = valid_input(request, CaseAssignInput).validated_data["assignee_id"]
         # Only members are found; any other id gets the same 422 as a non-member.
         assignee = (
             get_user_model().objects.filter(pk=assignee_id).first()
@@ -173,8 +159,11 @@ class CaseAssignApi(_CaseApi):
             raise ApiError(
                 "Escolha um atendente desta organização.", code="invalid_input", status_code=422
             )
-        try:
-            services.case_assign(case=case, actor=request.user, assignee=assignee)
-        except services.CaseError as exc:
-            raise ApiError(exc.message, code=exc.code, status_code=422) from exc
+        service_call(
+            services.case_assign,
+            invalid=(services.CaseError,),
+            case=case,
+            actor=request.user,
+            assignee=assignee,
+        )
         return self.detail(self.case(request, case_id))

@@ -181,19 +181,23 @@ def _attempt(notice: CaseNotice, event: CaseEvent, now: Any) -> tuple[str, str, 
     return NoticeStatus.SENT, "", result.provider_message_id, False
 
 
+# What an admin sets on the notifications page (and the Django admin, through the same
+# service): one list, so the page, the admin form and the service agree.
+SETTINGS_FIELDS = (
+    "reminders_enabled",
+    "reminder_after_hours",
+    "reminder_count",
+    "whatsapp_enabled",
+    "whatsapp_phone",
+    "whatsapp_channel",
+)
+
+
 def notification_settings_save(
     *, organization_id: uuid.UUID, actor: Any, **fields: Any
 ) -> CaseNotificationSettings:
     """An admin changes how the team is told; pending reminders follow the new cadence."""
-    allowed = {
-        "reminders_enabled",
-        "reminder_after_hours",
-        "reminder_count",
-        "whatsapp_enabled",
-        "whatsapp_phone",
-        "whatsapp_channel",
-    }
-    unknown = set(fields) - allowed
+    unknown = set(fields) - set(SETTINGS_FIELDS)
     if unknown:
         raise ValueError(f"unknown notification settings: {sorted(unknown)}")
     with transaction.atomic():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from accounts.api_views import envelope
 from cases.models import Case, CaseEvent, CaseStatus, HumanAction
 
 
@@ -90,33 +91,26 @@ class CaseListData(serializers.Serializer):
     pages = serializers.IntegerField()
 
 
-def envelope(name: str, inner: serializers.Serializer) -> Any:
-    """The schema of a success response: ``{"data": <inner>}``."""
-    return inline_serializer(name=name, fields={"data": inner})
+CaseListResponse = envelope("CaseListResponse", CaseListData)
+CaseDetailResponse = envelope("CaseDetailResponse", CaseDetailOutput)
 
 
-CaseListResponse = envelope("CaseListResponse", CaseListData())
-CaseDetailResponse = envelope("CaseDetailResponse", CaseDetailOutput())
+# A field the input does not know is refused, not ignored (a typo must not pass). A
+# comment, not a docstring: the schema would show it as every input's description.
+class _StrictInput(serializers.Serializer):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = set(self.initial_data) - set(self.fields)
+        if unknown:
+            raise serializers.ValidationError({k: ["Campo desconhecido."] for k in sorted(unknown)})
+        return attrs
 
 
-class CaseReplyInput(serializers.Serializer):
+class CaseReplyInput(_StrictInput):
     action = serializers.ChoiceField(choices=HumanAction.values)
     text = serializers.CharField(max_length=4000, trim_whitespace=True)
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        unknown = set(self.initial_data) - set(self.fields)
-        if unknown:
-            raise serializers.ValidationError({k: ["Campo desconhecido."] for k in sorted(unknown)})
-        return attrs
 
-
-class CaseAssignInput(serializers.Serializer):
+class CaseAssignInput(_StrictInput):
     """``{"assignee_id": <user id>}`` makes a member responsible; ``null`` leaves it to the team."""
 
     assignee_id = serializers.IntegerField(allow_null=True)
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        unknown = set(self.initial_data) - set(self.fields)
-        if unknown:
-            raise serializers.ValidationError({k: ["Campo desconhecido."] for k in sorted(unknown)})
-        return attrs

@@ -19,21 +19,16 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.middleware import HtmxDetails
 
 from accounts.access import access, role_required
 from accounts.models import Membership
+from accounts.pages import PageRequest, act_and_tell
 from cases import notifications, selectors, services
 from cases.forms import CaseAnswerForm, CaseAssignForm, NotificationSettingsForm, StaffNumberForm
 from cases.models import OPEN_STATUSES, Case, CaseNotice, CaseStatus, HumanAction, StaffNumber
 from conversation.models import Conversation
 
 PAGE_SIZE = 25
-
-
-class PageRequest(HttpRequest):
-    membership: Membership
-    htmx: HtmxDetails
 
 
 def _filter_key(request: HttpRequest) -> str:
@@ -193,14 +188,15 @@ def case_reply(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
         context = _detail_context(request, case, form)
         context["confirm_escalate"] = True
         return render(request, "cases/cases.html", {**context, "selected": case.pk})
-    try:
-        services.case_answer(
-            case=case, actor=request.user, action=action, text=form.cleaned_data["text"]
-        )
-    except services.CaseError as exc:
-        messages.error(request, exc.message)
-        return redirect(url)
-    messages.success(request, _ANSWERED[action])
+    act_and_tell(
+        request,
+        services.case_answer,
+        done=_ANSWERED[action],
+        refused=services.CaseError,
+        case=case,
+        action=action,
+        text=form.cleaned_data["text"],
+    )
     return redirect(url)
 
 
@@ -226,16 +222,19 @@ def case_assign(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
             messages.error(request, _("Escolha um atendente desta organização."))
             return redirect(url)
         assignee = form.cleaned_data["assignee"]
-    try:
-        services.case_assign(case=case, actor=request.user, assignee=assignee)
-    except services.CaseError as exc:
-        messages.error(request, exc.message)
-        return redirect(url)
     if assignee is None:
-        messages.success(request, _("Caso sem responsável: fica com a equipe."))
+        done = _("Caso sem responsável: fica com a equipe.")
     else:
         name = assignee.get_full_name() or assignee.get_username()
-        messages.success(request, _("Responsável: %(name)s.") % {"name": name})
+        done = _("Responsável: %(name)s.") % {"name": name}
+    act_and_tell(
+        request,
+        services.case_assign,
+        done=done,
+        refused=services.CaseError,
+        case=case,
+        assignee=assignee,
+    )
     return redirect(url)
 
 
@@ -318,17 +317,13 @@ def staff_number_save(request: PageRequest) -> HttpResponse:
             for error in errors:
                 messages.error(request, str(error))
         return redirect("cases:notification_settings")
-    try:
-        services.staff_number_set(
-            membership=form.cleaned_data["membership"],
-            actor=request.user,
-            phone=form.cleaned_data["phone"],
-        )
-    except services.CaseError as exc:
-        messages.error(request, exc.message)
-        return redirect("cases:notification_settings")
-    if form.cleaned_data["phone"]:
-        messages.success(request, _("Número da equipe salvo."))
-    else:
-        messages.success(request, _("Número da equipe removido."))
+    phone = form.cleaned_data["phone"]
+    act_and_tell(
+        request,
+        services.staff_number_set,
+        done=_("Número da equipe salvo.") if phone else _("Número da equipe removido."),
+        refused=services.CaseError,
+        membership=form.cleaned_data["membership"],
+        phone=phone,
+    )
     return redirect("cases:notification_settings")

@@ -20,7 +20,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.translation import gettext_lazy as _
 
-from accounts.admin import AuditedAdmin, ReadOnlyAdmin, ReadOnlyInline, adopt_saved
+from accounts.admin import AuditedAdmin, ReadOnlyAdmin, ReadOnlyInline, WritingAdmin, adopt_saved
 from conversation import privacy, services
 from conversation.models import (
     Agent,
@@ -80,9 +80,7 @@ class ChannelSessionAdmin(AuditedAdmin):
     list_select_related = ["organization", "agent"]
     search_fields = ["name", "phone_number", "external_id"]
     raw_id_fields = ["agent"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return ["organization"] if obj else []
+    fixed_on_change = ("organization",)
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if change:
@@ -106,7 +104,6 @@ class ChannelSessionAdmin(AuditedAdmin):
 class AgentVersionInline(ReadOnlyInline, admin.TabularInline):
     model = AgentVersion
     fields = ("number", "provider", "model", "cases_enabled", "runtime_profile", "created_at")
-    readonly_fields = fields
     show_change_link = True
 
 
@@ -162,7 +159,6 @@ class ContactAdmin(ReadOnlyAdmin):
 class MessageInline(ReadOnlyInline, admin.TabularInline):
     model = Message
     fields = ("created_at", "direction", "sender_kind", "body", "status")
-    readonly_fields = fields
 
 
 @admin.register(Conversation)
@@ -212,14 +208,12 @@ class HandoffAdmin(ReadOnlyAdmin):
 
 
 @admin.register(KnowledgeDocument)
-class KnowledgeDocumentAdmin(admin.ModelAdmin):
+class KnowledgeDocumentAdmin(WritingAdmin):
     """Through the knowledge pages' services: ``knowledge_document_save`` / ``_delete``."""
 
     list_display = ["title", "organization", "is_active", "updated_at"]
     search_fields = ["title", "body"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return ["organization"] if obj else []
+    fixed_on_change = ("organization",)
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         saved = services.knowledge_document_save(
@@ -234,10 +228,6 @@ class KnowledgeDocumentAdmin(admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         services.knowledge_document_delete(document=obj, actor=request.user)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        for obj in queryset:
-            self.delete_model(request, obj)
 
 
 # --- the conversation runtime's adapters (conversation/runtime_adapters) ----------------------
@@ -256,7 +246,7 @@ class DemoInvoiceForm(forms.ModelForm):
 
 
 @admin.register(DemoInvoice)
-class DemoInvoiceAdmin(admin.ModelAdmin):
+class DemoInvoiceAdmin(WritingAdmin):
     """Demo invoices per contact (empty contact: the organization's default), written
     through ``demo_invoice_save`` like ``manage.py load_invoices``; no delete (no service)."""
 
@@ -266,10 +256,8 @@ class DemoInvoiceAdmin(admin.ModelAdmin):
     list_select_related = ["organization", "contact"]
     raw_id_fields = ["contact"]
     search_fields = ["contact__phone"]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        # Replacing keeps the row's owner: the service keys an invoice on (org, contact).
-        return ["organization", "contact"] if obj else []
+    # Replacing keeps the row's owner: the service keys an invoice on (org, contact).
+    fixed_on_change = ("organization", "contact")
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

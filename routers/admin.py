@@ -13,10 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from accounts.admin import ReadOnlyAdmin, ReadOnlyInline
+from accounts.admin import DeleteThroughServiceAdmin, ReadOnlyAdmin, ReadOnlyInline
 from routers import services
 from routers.models import (
     LabelledPhrase,
@@ -28,27 +27,9 @@ from routers.models import (
 )
 
 
-class DeleteThroughServiceAdmin(ReadOnlyAdmin):
-    """Read-only, except deleting, which calls ``delete_through(request, obj)``."""
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return admin.ModelAdmin.has_delete_permission(self, request, obj)
-
-    def delete_through(self, request: HttpRequest, obj: Any) -> None:
-        raise NotImplementedError
-
-    def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        self.delete_through(request, obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        for obj in queryset:
-            self.delete_through(request, obj)
-
-
 class RouterMemberInline(ReadOnlyInline, admin.TabularInline):
     model = RouterMember
     fields = ("position", "intent_name", "agent", "intent_description", "examples")
-    readonly_fields = fields
 
 
 @admin.register(Router)
@@ -60,7 +41,7 @@ class RouterAdmin(DeleteThroughServiceAdmin):
     raw_id_fields = ["channel", "fallback_agent", "created_by"]
     inlines = [RouterMemberInline]
 
-    def delete_through(self, request: HttpRequest, obj: Any) -> None:
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
         services.router_delete(router=obj, actor=request.user)
 
 
@@ -94,7 +75,7 @@ class LabelledPhraseAdmin(DeleteThroughServiceAdmin):
     search_fields = ["text"]
     raw_id_fields = ["router", "created_by"]
 
-    def delete_through(self, request: HttpRequest, obj: Any) -> None:
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
         services.labelled_phrase_delete(phrase=obj, actor=request.user)
 
 

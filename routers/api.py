@@ -15,14 +15,12 @@ from typing import Any, TypeVar
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from accounts.access import access
-from accounts.api_access import RolePermission, api_membership
-from accounts.api_errors import ApiError, Conflict
+from accounts.api_access import api_membership
+from accounts.api_views import TenantApi, data_response, service_call, valid_input
 from routers import selectors, services
 from routers.errors import RouterAlreadyExists, RouterInvalid
 from routers.models import QualityRun, Router
@@ -47,7 +45,6 @@ from routers.serializers import (
 )
 
 T = TypeVar("T")
-TAGS = ["routers"]
 ERRORS = {
     403: OpenApiResponse(description="Sem permissão (papel insuficiente)."),
     404: OpenApiResponse(description="Roteador não encontrado nesta organização."),
@@ -56,20 +53,11 @@ ERRORS = {
 
 
 def _service(call: Callable[..., T], **kwargs: Any) -> T:
-    try:
-        return call(**kwargs)
-    except RouterAlreadyExists as exc:
-        raise Conflict(exc.message, code=exc.code) from exc
-    except RouterInvalid as exc:
-        raise ApiError(exc.message, code=exc.code, status_code=422) from exc
+    return service_call(call, conflicts=(RouterAlreadyExists,), invalid=(RouterInvalid,), **kwargs)
 
 
-def _data(payload: Any, code: int = status.HTTP_200_OK) -> Response:
-    return Response({"data": payload}, status=code)
-
-
-class _RouterApi(APIView):
-    permission_classes = [IsAuthenticated, RolePermission]
+@extend_schema(tags=["routers"])  # inherited: the tag of every operation below
+class _RouterApi(TenantApi):
     read_role = "agent"
     write_role = "admin"
 
@@ -79,16 +67,14 @@ class _RouterApi(APIView):
 
 class RouterListApi(_RouterApi):
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_list",
         responses={200: RouterListResponse, 403: ERRORS[403]},
     )
     def get(self, request: Request) -> Response:
         rows = selectors.router_list(api_membership(request))
-        return _data({"routers": RouterListItemOutput(rows, many=True).data})
+        return data_response({"routers": RouterListItemOutput(rows, many=True).data})
 
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_create",
         request=RouterCreateInput,
         responses={
@@ -99,15 +85,11 @@ class RouterListApi(_RouterApi):
         },
     )
     def post(self, request: Request) -> Response:
-        membership = api_membership(request)
-        data = RouterCreateInput(
-            data=request.data, context={"organization": membership.organization}
-        )
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        organization = api_membership(request).organization
+        v = valid_input(request, RouterCreateInput, organization=organization).validated_data
         router = _service(
             services.router_create,
-            organization=membership.organization,
+            organization=organization,
             actor=request.user,
             name=v["name"],
             channel=v["channel_id"],
@@ -115,17 +97,15 @@ class RouterListApi(_RouterApi):
             is_active=v.get("is_active", True),
             config=v.get("config"),
         )
-        return _data({"id": router.pk}, status.HTTP_201_CREATED)
+        return data_response({"id": router.pk}, status.HTTP_201_CREATED)
 
 
 class RouterDetailApi(_RouterApi):
-    @extend_schema(
-        tags=TAGS, operation_id="routers_retrieve", responses={200: RouterDetailResponse, **ERRORS}
-    )
+    @extend_schema(operation_id="routers_retrieve", responses={200: RouterDetailResponse, **ERRORS})
     def get(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
         members = selectors.router_members(router)
-        return _data(
+        return data_response(
             {
                 "router": RouterOutput(router).data,
                 "members": MemberOutput(members, many=True).data,
@@ -133,7 +113,6 @@ class RouterDetailApi(_RouterApi):
         )
 
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_partial_update",
         request=RouterUpdateInput,
         responses={
@@ -144,52 +123,46 @@ class RouterDetailApi(_RouterApi):
     )
     def patch(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
-        data = RouterUpdateInput(
-            data=request.data, context={"organization": api_membership(request).organization}
-        )
-        data.is_valid(raise_exception=True)
+        organization = api_membership(request).organization
+        data = valid_input(request, RouterUpdateInput, organization=organization)
         fields = {
             {"channel_id": "channel", "fallback_agent_id": "fallback_agent"}.get(k, k): value
             for k, value in data.validated_data.items()
         }
         _service(services.router_update, router=router, actor=request.user, **fields)
-        return _data({"id": router.pk})
+        return data_response({"id": router.pk})
 
-    @extend_schema(tags=TAGS, operation_id="routers_destroy", responses={200: IdResponse, **ERRORS})
+    @extend_schema(operation_id="routers_destroy", responses={200: IdResponse, **ERRORS})
     def delete(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
         pk = router.pk
         services.router_delete(router=router, actor=request.user)
-        return _data({"id": pk})
+        return data_response({"id": pk})
 
 
 class RouterMembersApi(_RouterApi):
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_members_replace",
         request=MembersPutInput,
         responses={200: CountResponse, **ERRORS},
     )
     def put(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
-        data = MembersPutInput(
-            data=request.data, context={"organization": api_membership(request).organization}
-        )
-        data.is_valid(raise_exception=True)
+        organization = api_membership(request).organization
+        data = valid_input(request, MembersPutInput, organization=organization)
         created = _service(
             services.router_members_replace,
             router=router,
             actor=request.user,
             members=data.member_specs(),
         )
-        return _data({"count": len(created)})
+        return data_response({"count": len(created)})
 
 
 class RouterTestApi(_RouterApi):
     write_role = "manager"
 
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_test",
         request=RouterTestInput,
         responses={200: RouterTestResponse, **ERRORS},
@@ -197,14 +170,13 @@ class RouterTestApi(_RouterApi):
     )
     def post(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
-        data = RouterTestInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = valid_input(request, RouterTestInput)
         result = services.router_classify_test(
             router=router,
             organization=api_membership(request).organization,
             message=data.validated_data["message"],
         )
-        return _data(
+        return data_response(
             {
                 "intent_name": result.intent_name,
                 "confidence": round(result.confidence, 4),
@@ -222,17 +194,15 @@ class LabelledPhrasesApi(_RouterApi):
     write_role = "manager"
 
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_labelled_phrases_list",
         responses={200: LabelledPhrasesResponse, **ERRORS},
     )
     def get(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
         phrases = selectors.labelled_phrases(router)
-        return _data({"phrases": LabelledPhraseOutput(phrases, many=True).data})
+        return data_response({"phrases": LabelledPhraseOutput(phrases, many=True).data})
 
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_labelled_phrases_replace",
         request=LabelledPhrasesPutInput,
         responses={200: CountResponse, **ERRORS},
@@ -240,22 +210,20 @@ class LabelledPhrasesApi(_RouterApi):
     )
     def put(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
-        data = LabelledPhrasesPutInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = valid_input(request, LabelledPhrasesPutInput)
         count = _service(
             services.labelled_phrases_replace,
             router=router,
             actor=request.user,
             phrases=[(p["text"], p["intent_name"]) for p in data.validated_data["phrases"]],
         )
-        return _data({"count": count})
+        return data_response({"count": count})
 
 
 class QualityRunsApi(_RouterApi):
     write_role = "manager"
 
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_quality_runs_create",
         request=None,
         responses={202: QualityRunResponse, **ERRORS},
@@ -265,16 +233,15 @@ class QualityRunsApi(_RouterApi):
         router = self.router(request, router_id)
         run = _service(services.quality_run_start, router=router, actor=request.user)
         run.refresh_from_db()  # in-process mode may have finished it on commit
-        return _data({"run": QualityRunOutput(run).data}, status.HTTP_202_ACCEPTED)
+        return data_response({"run": QualityRunOutput(run).data}, status.HTTP_202_ACCEPTED)
 
 
 class QualityRunDetailApi(_RouterApi):
     @extend_schema(
-        tags=TAGS,
         operation_id="routers_quality_runs_retrieve",
         responses={200: QualityRunResponse, **ERRORS},
     )
     def get(self, request: Request, router_id: uuid.UUID, run_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
         run = access(QualityRun.objects.all(), api_membership(request), pk=run_id, router=router)
-        return _data({"run": QualityRunOutput(run).data})
+        return data_response({"run": QualityRunOutput(run).data})

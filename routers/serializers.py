@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from accounts.api_views import envelope
 from conversation.models import Agent, ChannelSession
 from routers.classification import NONE_INTENT
 from routers.loaders import parse_router_config
@@ -47,32 +48,30 @@ class RouterConfigInput(serializers.Serializer):
     local_accept_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)
 
 
-class RouterCreateInput(_OrgScoped):
+# A router's channel and fallback agent, as the caller's organization's rows (a comment:
+# the schema shows the inputs' inherited docstring, ``_OrgScoped``'s).
+class _RouterInput(_OrgScoped):
+    def validate_channel_id(self, value: Any) -> ChannelSession:
+        return self._channel(value)
+
+    def validate_fallback_agent_id(self, value: Any) -> Agent | None:
+        return None if value is None else self._agent(value)
+
+
+class RouterCreateInput(_RouterInput):
     name = serializers.CharField(max_length=120, trim_whitespace=True)
     channel_id = serializers.UUIDField()
     fallback_agent_id = serializers.UUIDField(required=False, allow_null=True)
     is_active = serializers.BooleanField(required=False, default=True)
     config = RouterConfigInput(required=False)
 
-    def validate_channel_id(self, value: Any) -> ChannelSession:
-        return self._channel(value)
 
-    def validate_fallback_agent_id(self, value: Any) -> Agent | None:
-        return None if value is None else self._agent(value)
-
-
-class RouterUpdateInput(_OrgScoped):
+class RouterUpdateInput(_RouterInput):
     name = serializers.CharField(max_length=120, trim_whitespace=True, required=False)
     channel_id = serializers.UUIDField(required=False)
     is_active = serializers.BooleanField(required=False)
     fallback_agent_id = serializers.UUIDField(required=False, allow_null=True)
     config = RouterConfigInput(required=False)
-
-    def validate_channel_id(self, value: Any) -> ChannelSession:
-        return self._channel(value)
-
-    def validate_fallback_agent_id(self, value: Any) -> Agent | None:
-        return None if value is None else self._agent(value)
 
 
 class MemberInput(_OrgScoped):
@@ -141,11 +140,6 @@ class LabelledPhrasesPutInput(serializers.Serializer):
 
 
 # --- outputs -----------------------------------------------------------------------------
-
-
-def envelope(name: str, inner: type[serializers.Serializer]) -> Any:
-    """The schema of a success response: ``{"data": <inner>}``."""
-    return inline_serializer(name=name, fields={"data": inner()})
 
 
 class RouterListItemOutput(serializers.Serializer):

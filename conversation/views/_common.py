@@ -4,22 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django_htmx.middleware import HtmxDetails
 
-from accounts.models import Membership
+from accounts.pages import PageRequest as PageRequest  # the pages' typed request, re-exported
 from conversation import selectors
 
 PAGE_SIZE = 25
-
-
-class PageRequest(HttpRequest):
-    """What the middleware stack guarantees on a page behind ``role_required``."""
-
-    membership: Membership
-    htmx: HtmxDetails
 
 
 def _page(request: PageRequest, template: str, context: dict[str, Any]) -> HttpResponse:

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
+from accounts.pages import read_only
 from conversation import selectors, services
 from conversation.forms import (
     AgentCreateForm,
@@ -98,8 +99,7 @@ def agent_detail(request: PageRequest, agent_id: uuid.UUID) -> HttpResponse:
             **model_choices,
         )
         if not can_edit:
-            for field in form.fields.values():
-                field.disabled = True
+            read_only(form)
     context = {
         "agent": agent,
         "versions": versions,

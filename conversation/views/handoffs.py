@@ -27,10 +27,11 @@ from conversation.models import (
 from conversation.views._common import PAGE_SIZE, PageRequest, _fragments, _page
 
 
-def _handoff_queryset() -> Any:
-    return Handoff.objects.select_related(
+def _handoff(request: PageRequest, handoff_id: uuid.UUID) -> Handoff:
+    queryset = Handoff.objects.select_related(
         "conversation", "conversation__contact", "conversation__channel", "returned_by"
     )
+    return access(queryset, request.membership, pk=handoff_id)
 
 
 def _handoff_context(
@@ -64,14 +65,14 @@ def handoff_badge(request: PageRequest) -> HttpResponse:
 @role_required("viewer")
 @require_GET
 def handoff_detail(request: PageRequest, handoff_id: uuid.UUID) -> HttpResponse:
-    handoff = access(_handoff_queryset(), request.membership, pk=handoff_id)
+    handoff = _handoff(request, handoff_id)
     return _page(request, "conversation/handoff_detail.html", _handoff_context(request, handoff))
 
 
 @role_required("viewer")
 @require_GET
 def handoff_messages(request: PageRequest, handoff_id: uuid.UUID) -> HttpResponse:
-    handoff = access(_handoff_queryset(), request.membership, pk=handoff_id)
+    handoff = _handoff(request, handoff_id)
     context = {
         "handoff": handoff,
         "chat_messages": selectors.conversation_messages(handoff.conversation),
@@ -82,7 +83,7 @@ def handoff_messages(request: PageRequest, handoff_id: uuid.UUID) -> HttpRespons
 @role_required("agent")
 @require_POST
 def handoff_reply(request: PageRequest, handoff_id: uuid.UUID) -> HttpResponse:
-    handoff = access(_handoff_queryset(), request.membership, pk=handoff_id)
+    handoff = _handoff(request, handoff_id)
     if handoff.status != HandoffStatus.OPEN:
         messages.error(request, _("Este transbordo já foi devolvido para a IA."))
         url = reverse("conversation:handoff_detail", kwargs={"handoff_id": handoff.pk})
@@ -108,7 +109,7 @@ def handoff_reply(request: PageRequest, handoff_id: uuid.UUID) -> HttpResponse:
 @role_required("agent")
 @require_POST
 def handoff_return(request: PageRequest, handoff_id: uuid.UUID) -> HttpResponse:
-    handoff = access(_handoff_queryset(), request.membership, pk=handoff_id)
+    handoff = _handoff(request, handoff_id)
     if handoff.status != HandoffStatus.OPEN:
         messages.info(request, _("Este transbordo já tinha sido devolvido para a IA."))
         return redirect("conversation:handoff_detail", handoff_id=handoff.pk)

@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
+from accounts.pages import read_only
 from conversation import selectors, services
 from conversation.forms import (
     KnowledgeDocumentForm,
@@ -34,15 +35,7 @@ def knowledge(request: PageRequest) -> HttpResponse:
 @role_required("manager")
 @require_http_methods(["GET", "POST"])
 def knowledge_create(request: PageRequest) -> HttpResponse:
-    form = KnowledgeDocumentForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        services.knowledge_document_save(
-            organization=request.membership.organization, actor=request.user, **form.cleaned_data
-        )
-        messages.success(request, _("Documento criado."))
-        return redirect("conversation:knowledge")
-    context = {"form": form, "document": None, "can_edit": True}
-    return _page(request, "conversation/knowledge_form.html", context)
+    return _document_form(request, None)
 
 
 @role_required("viewer")
@@ -54,8 +47,17 @@ def knowledge_edit(request: PageRequest, document_id: uuid.UUID) -> HttpResponse
         for_write_role="manager" if request.method == "POST" else None,
         pk=document_id,
     )
+    return _document_form(request, document)
+
+
+def _document_form(request: PageRequest, document: KnowledgeDocument | None) -> HttpResponse:
+    """The document form, new (``document`` None) or saved; readers see it disabled."""
     can_edit = request.membership.has_role("manager")
-    initial = {"title": document.title, "body": document.body, "is_active": document.is_active}
+    initial = (
+        {"title": document.title, "body": document.body, "is_active": document.is_active}
+        if document is not None
+        else None
+    )
     form = KnowledgeDocumentForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         services.knowledge_document_save(
@@ -64,11 +66,11 @@ def knowledge_edit(request: PageRequest, document_id: uuid.UUID) -> HttpResponse
             document=document,
             **form.cleaned_data,
         )
-        messages.success(request, _("Documento salvo."))
+        saved = _("Documento salvo.") if document is not None else _("Documento criado.")
+        messages.success(request, saved)
         return redirect("conversation:knowledge")
     if not can_edit:
-        for field in form.fields.values():
-            field.disabled = True
+        read_only(form)
     context = {"form": form, "document": document, "can_edit": can_edit}
     return _page(request, "conversation/knowledge_form.html", context)
 

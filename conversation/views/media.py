@@ -10,6 +10,7 @@ with ``nosniff`` and a sandboxing CSP, so a file never runs as a page of ours.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -22,6 +23,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
+from accounts.pages import act_and_tell
 from conversation.channels.media import served_inline
 from conversation.models import ChannelSession, Conversation, Message, Provider, SenderKind
 from conversation.outbox import media as outbox_media
@@ -55,8 +57,15 @@ _TEMPLATE_ERRORS = {
 }
 
 
-def _template_error(code: str) -> str:
-    return str(_TEMPLATE_ERRORS.get(code, _TEMPLATE_ERRORS["unreachable"]))
+def _template_call(request: PageRequest, call: Callable[..., Any], **kwargs: Any) -> None:
+    """An outbox template call; a ``TemplateError``'s code is worded for the member."""
+    act_and_tell(
+        request, call, refused=outbox_templates.TemplateError, describe=_template_error, **kwargs
+    )
+
+
+def _template_error(exc: outbox_templates.TemplateError) -> str:
+    return str(_TEMPLATE_ERRORS.get(exc.code, _TEMPLATE_ERRORS["unreachable"]))
 
 
 def _template_key(value: str) -> tuple[str, str]:
@@ -200,18 +209,15 @@ def conversation_send_template(request: PageRequest, conversation_id: uuid.UUID)
     form = TemplateSendForm(request.POST)
     if form.is_valid():
         name, language = form.cleaned_data["template"]
-        try:
-            outbox_templates.template_message_send(
-                conversation=conversation,
-                actor=request.user,
-                name=name,
-                language=language,
-                parameters=form.cleaned_data["parameters"],
-            )
-        except outbox_templates.TemplateError as exc:
-            messages.error(request, _template_error(exc.code))
-        else:
-            messages.success(request, _("Modelo na fila de envio."))
+        _template_call(
+            request,
+            outbox_templates.template_message_send,
+            done=_("Modelo na fila de envio."),
+            conversation=conversation,
+            name=name,
+            language=language,
+            parameters=form.cleaned_data["parameters"],
+        )
     else:
         messages.error(request, _("Escolha um modelo."))
     return redirect("conversation:conversation_detail", conversation_id=conversation.pk)
@@ -225,18 +231,15 @@ def channel_templates(request: PageRequest, channel_id: uuid.UUID) -> HttpRespon
         form = TemplatePurposeForm(request.POST)
         if form.is_valid():
             name, language = form.cleaned_data["template"]
-            try:
-                outbox_templates.channel_template_purpose_set(
-                    channel=channel,
-                    actor=request.user,
-                    name=name,
-                    language=language,
-                    purpose=form.cleaned_data["purpose"],
-                )
-            except outbox_templates.TemplateError as exc:
-                messages.error(request, _template_error(exc.code))
-            else:
-                messages.success(request, _("Finalidade do modelo salva."))
+            _template_call(
+                request,
+                outbox_templates.channel_template_purpose_set,
+                done=_("Finalidade do modelo salva."),
+                channel=channel,
+                name=name,
+                language=language,
+                purpose=form.cleaned_data["purpose"],
+            )
         else:
             messages.error(request, _("Escolha um modelo e uma finalidade válidos."))
         return redirect("conversation:channel_templates", channel_id=channel.pk)
@@ -253,17 +256,16 @@ def channel_templates(request: PageRequest, channel_id: uuid.UUID) -> HttpRespon
 @require_POST
 def channel_templates_sync(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
     channel = access(ChannelSession.objects.all(), request.membership, pk=channel_id)
-    try:
-        result = outbox_templates.channel_templates_sync(channel=channel, actor=request.user)
-    except outbox_templates.TemplateError as exc:
-        messages.error(request, _template_error(exc.code))
-    else:
-        messages.success(
-            request,
-            _("Modelos sincronizados: %(total)d (%(added)d novos, %(removed)d removidos).")
-            % {"total": result.total, "added": result.added, "removed": result.removed},
-        )
+    _template_call(request, outbox_templates.channel_templates_sync, done=_synced, channel=channel)
     return redirect("conversation:channel_templates", channel_id=channel.pk)
+
+
+def _synced(result: outbox_templates.TemplateSync) -> str:
+    return _("Modelos sincronizados: %(total)d (%(added)d novos, %(removed)d removidos).") % {
+        "total": result.total,
+        "added": result.added,
+        "removed": result.removed,
+    }
 
 
 def _conversation(request: PageRequest, conversation_id: uuid.UUID) -> Conversation:

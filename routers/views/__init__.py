@@ -13,15 +13,14 @@ import uuid
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.middleware import HtmxDetails
 
 from accounts.access import access, role_required
-from accounts.models import Membership
+from accounts.pages import PageRequest, read_only
 from routers import selectors, services
 from routers.charts import stacked_bars
 from routers.errors import RouterError
@@ -38,11 +37,6 @@ from routers.models import LabelledPhrase, QualityRun, Router
 from routers.quality import parse_labelled_lines
 
 FORMSET_PREFIX = "members"
-
-
-class PageRequest(HttpRequest):
-    membership: Membership
-    htmx: HtmxDetails
 
 
 def _router(request: PageRequest, router_id: uuid.UUID, *, write_role: str | None = None) -> Router:
@@ -84,9 +78,7 @@ def _edit_context(
 ) -> dict[str, Any]:
     can_edit = request.membership.has_role("admin")
     if not can_edit:
-        for f in [form, *formset.forms]:
-            for field in f.fields.values():
-                field.disabled = True
+        read_only(form, *formset.forms)
     intents = [m.intent_name for m in selectors.router_members(router)] if router else []
     return {
         "router": router,
@@ -102,32 +94,51 @@ def _edit_context(
     }
 
 
-def _save_error(form: RouterForm, exc: RouterError) -> None:
-    field = exc.field if exc.field in form.fields else None
-    form.add_error(field, exc.message)
-
-
 @role_required("admin")
 @require_http_methods(["GET", "POST"])
 def router_create(request: PageRequest) -> HttpResponse:
+    return _router_form_page(request, None)
+
+
+@role_required("manager")
+@require_http_methods(["GET", "POST"])
+def router_edit(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
+    router = _router(request, router_id, write_role="admin" if request.method == "POST" else None)
+    return _router_form_page(request, router)
+
+
+def _router_form_page(request: PageRequest, router: Router | None) -> HttpResponse:
+    """The router form, new (``router`` None) or saved; a valid POST goes to one service."""
     organization = request.membership.organization
     form = RouterForm(
-        request.POST or None, organization=organization, initial=RouterForm.initial_from(None)
+        request.POST or None, organization=organization, initial=RouterForm.initial_from(router)
     )
-    formset = _formset(request, None if request.method == "POST" else [{}])
+    initial: list[dict[str, Any]] | None
+    if router is not None:
+        initial = member_initial(selectors.router_members(router))
+    else:
+        initial = None if request.method == "POST" else [{}]
+    formset = _formset(request, initial)
     if request.method == "POST" and form.is_valid() and formset.is_valid():
+        fields = _router_fields(form, formset)
         try:
-            router = services.router_create(
-                organization=organization,
-                actor=request.user,
-                **_router_fields(form, formset),
-            )
+            if router is None:
+                saved = services.router_create(
+                    organization=organization, actor=request.user, **fields
+                )
+                done = _("Roteador criado. Teste algumas frases ao lado.")
+            else:
+                saved = services.router_save(router=router, actor=request.user, **fields)
+                done = _("Roteador salvo. A próxima mensagem já usa esta versão.")
         except RouterError as exc:
-            _save_error(form, exc)
+            field = exc.field if exc.field in form.fields else None
+            form.add_error(field, exc.message)
         else:
-            messages.success(request, _("Roteador criado. Teste algumas frases ao lado."))
-            return redirect("routers:router_edit", router_id=router.pk)
-    return render(request, "routers/router_form.html", _edit_context(request, None, form, formset))
+            messages.success(request, done)
+            return redirect("routers:router_edit", router_id=saved.pk)
+    return render(
+        request, "routers/router_form.html", _edit_context(request, router, form, formset)
+    )
 
 
 def _router_fields(form: RouterForm, formset: Any) -> dict[str, Any]:
@@ -141,32 +152,6 @@ def _router_fields(form: RouterForm, formset: Any) -> dict[str, Any]:
         "config": form.config(),
         "members": formset.member_specs(),
     }
-
-
-@role_required("manager")
-@require_http_methods(["GET", "POST"])
-def router_edit(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
-    router = _router(request, router_id, write_role="admin" if request.method == "POST" else None)
-    organization = request.membership.organization
-    form = RouterForm(
-        request.POST or None, organization=organization, initial=RouterForm.initial_from(router)
-    )
-    formset = _formset(request, member_initial(selectors.router_members(router)))
-    if request.method == "POST" and form.is_valid() and formset.is_valid():
-        try:
-            services.router_save(
-                router=router,
-                actor=request.user,
-                **_router_fields(form, formset),
-            )
-        except RouterError as exc:
-            _save_error(form, exc)
-        else:
-            messages.success(request, _("Roteador salvo. A próxima mensagem já usa esta versão."))
-            return redirect("routers:router_edit", router_id=router.pk)
-    return render(
-        request, "routers/router_form.html", _edit_context(request, router, form, formset)
-    )
 
 
 @role_required("admin")

@@ -18,11 +18,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from accounts.access import access, role_required
+from accounts.pages import PageRequest, act_and_tell
 from routers import selectors, services
 from routers.errors import RouterError
 from routers.forms import intent_choices
 from routers.models import Router, RouterSuggestion, SuggestionStatus
-from routers.views import PageRequest
 
 
 def suggestions_context(router: Router, *, can_edit: bool) -> dict[str, Any]:
@@ -62,16 +62,14 @@ def suggestion_accept(
     request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID
 ) -> HttpResponse:
     router, suggestion = _suggestion(request, router_id, suggestion_id)
-    try:
-        services.suggestion_accept(
-            suggestion=suggestion,
-            actor=request.user,
-            intent_name=str(request.POST.get("intent_name", "")).strip(),
-        )
-    except RouterError as exc:
-        messages.error(request, exc.message)
-    else:
-        messages.success(request, _("Frase aceita: o roteador já aprende com ela."))
+    act_and_tell(
+        request,
+        services.suggestion_accept,
+        done=_("Frase aceita: o roteador já aprende com ela."),
+        refused=RouterError,
+        suggestion=suggestion,
+        intent_name=str(request.POST.get("intent_name", "")).strip(),
+    )
     return _answer(request, router)
 
 

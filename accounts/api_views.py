@@ -1,0 +1,72 @@
+"""What every app's API views share (HackSoft's thin APIs): the tenant view base, the
+validated input, the ``{"data": ...}`` envelope (the response and its schema), and a
+service's refusals mapped to the error envelope of ``accounts.api_errors``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from drf_spectacular.utils import inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.api_access import RolePermission
+from accounts.api_errors import ApiError, Conflict
+
+S = TypeVar("S", bound=serializers.Serializer)
+T = TypeVar("T")
+
+
+# A view of the caller's organization: a login, and the view's ``read_role`` for safe
+# methods, its ``write_role`` otherwise (``RolePermission``). No docstring on purpose: the
+# schema shows a view's inherited docstring as every operation's description.
+class TenantApi(APIView):
+    permission_classes = [IsAuthenticated, RolePermission]
+
+
+def valid_input(request: Request, serializer: type[S], **context: Any) -> S:
+    """The body through its input serializer (``context`` scopes what it looks up); invalid
+    input is the 422 ``validation_error`` envelope."""
+    data = serializer(data=request.data, context=context)
+    data.is_valid(raise_exception=True)
+    return data
+
+
+def data_response(payload: Any, code: int = status.HTTP_200_OK) -> Response:
+    return Response({"data": payload}, status=code)
+
+
+def envelope(name: str, inner: type[serializers.Serializer]) -> Any:
+    """The schema of a success response: ``{"data": <inner>}``."""
+    return inline_serializer(name=name, fields={"data": inner()})
+
+
+def service_call(
+    call: Callable[..., T],
+    *,
+    conflicts: tuple[type[Exception], ...] = (),
+    invalid: tuple[type[Exception], ...] = (),
+    **kwargs: Any,
+) -> T:
+    """``call(**kwargs)``; a refusal in ``conflicts`` is a 409, one in ``invalid`` a 422,
+    each with the error's own ``code`` and ``message`` (conflicts are checked first: they
+    are often the narrower class)."""
+    try:
+        return call(**kwargs)
+    except conflicts as exc:
+        raise Conflict(_message(exc), code=_code(exc)) from exc
+    except invalid as exc:
+        raise ApiError(_message(exc), code=_code(exc), status_code=422) from exc
+
+
+def _message(exc: Exception) -> str:
+    return str(getattr(exc, "message", exc))
+
+
+def _code(exc: Exception) -> str | None:
+    return getattr(exc, "code", None)
