@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -71,6 +72,14 @@ def choice_check(
 def not_blank_check(field: str, name: str) -> models.CheckConstraint:
     """The database refuses an empty string in ``field``."""
     return models.CheckConstraint(condition=~Q(**{field: ""}), name=name)
+
+
+def display_name(user: Any) -> str:
+    """How a person is named on every page, list and notice: the full name, else the
+    username; "" for no one."""
+    if user is None:
+        return ""
+    return str(user.get_full_name() or user.get_username())
 
 
 class Role(models.TextChoices):

@@ -27,7 +27,7 @@ from accounts.access import access, role_required
 from accounts.emails import send_invitation_on_commit
 from accounts.forms import AcceptInvitationForm, InviteForm, RoleForm
 from accounts.middleware import SESSION_ORG_KEY
-from accounts.models import Invitation, Membership, Role
+from accounts.models import Invitation, Membership, Role, display_name
 from accounts.pages import PageRequest, act_and_tell
 from accounts.selectors import invitation_for_code, pending_invitations, team_members
 from accounts.services import (
@@ -112,7 +112,7 @@ def team_invite(request: PageRequest) -> HttpResponse:
         request,
         invitation=invitation,
         secret=secret,
-        inviter_name=user.get_full_name() or user.get_username(),
+        inviter_name=display_name(user),
     )
     messages.success(request, _("Convite enviado para %(email)s.") % {"email": invitation.email})
     return redirect("accounts:team")

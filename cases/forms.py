@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.validators import RegexValidator
 from django.utils.translation import gettext_lazy as _
 
-from accounts.models import Membership, Role
+from accounts.models import Membership, Role, display_name
 from cases.models import CaseNotificationSettings, HumanAction
 from conversation.models import ChannelSession
 
@@ -91,7 +91,7 @@ class NotificationSettingsForm(forms.Form):
 
 class _MemberChoice(forms.ModelChoiceField):
     def label_from_instance(self, obj: Any) -> str:
-        return str(obj.get_full_name() or obj.get_username())
+        return display_name(obj)
 
 
 # The roles that answer cases (and so can be made responsible for one).
@@ -126,7 +126,7 @@ class CaseAssignForm(forms.Form):
 class _MembershipChoice(forms.ModelChoiceField):
     def label_from_instance(self, obj: Any) -> str:
         user = obj.user
-        return f"{user.get_full_name() or user.get_username()} ({obj.get_role_display()})"
+        return f"{display_name(user)} ({obj.get_role_display()})"
 
 
 class StaffNumberForm(forms.Form):

@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.api_views import envelope
+from accounts.models import display_name
 from cases.models import Case, CaseEvent, CaseStatus, HumanAction
 
 
@@ -51,7 +52,7 @@ class CaseListItemOutput(serializers.Serializer):
         user = case.assigned_to
         if user is None:
             return None
-        return {"id": user.pk, "name": user.get_full_name() or user.get_username()}
+        return {"id": user.pk, "name": display_name(user)}
 
     @extend_schema_field(ContactOutput(allow_null=True))
     def get_contact(self, case: Case) -> dict[str, Any] | None:

@@ -21,7 +21,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
-from accounts.models import Membership
+from accounts.models import Membership, display_name
 from accounts.pages import PageRequest, act_and_tell
 from cases import notifications, selectors, services
 from cases.forms import CaseAnswerForm, CaseAssignForm, NotificationSettingsForm, StaffNumberForm
@@ -225,7 +225,7 @@ def case_assign(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
     if assignee is None:
         done = _("Caso sem responsável: fica com a equipe.")
     else:
-        name = assignee.get_full_name() or assignee.get_username()
+        name = display_name(assignee)
         done = _("Responsável: %(name)s.") % {"name": name}
     act_and_tell(
         request,

@@ -24,7 +24,7 @@ from django.db.models.expressions import RawSQL
 
 from accounts import rls
 from accounts.access import scoped
-from accounts.models import Membership, Role
+from accounts.models import Membership, Role, display_name
 from conversation import selectors as conversation_selectors
 from conversation.models import (
     Agent,
@@ -162,8 +162,7 @@ def assignable_members(organization_id: Any) -> QuerySet[Membership]:
 
 
 def member_name(membership: Membership) -> str:
-    user = membership.user
-    return str(user.get_full_name() or user.get_username())
+    return display_name(membership.user)
 
 
 def member_choices(members: Iterable[Membership]) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts.models import Membership
+from accounts.models import Membership, display_name
 from accounts.services import audit_log_write
 from cases.models import ActorKind, Case, CaseEventKind
 
@@ -19,12 +19,6 @@ log = logging.getLogger(__name__)
 
 # The least role that can be made responsible for a case: the one that can answer it.
 ASSIGNABLE_ROLE = "agent"
-
-
-def _display(user: Any) -> str:
-    if user is None:
-        return ""
-    return user.get_full_name() or user.get_username()
 
 
 def case_assign(*, case: Case, actor: Any, assignee: Any | None) -> Case:
@@ -53,7 +47,7 @@ def case_assign(*, case: Case, actor: Any, assignee: Any | None) -> Case:
             CaseEventKind.ASSIGNED,
             actor_kind=ActorKind.HUMAN if user else ActorKind.SYSTEM,
             actor_user=user,
-            body=_display(assignee),
+            body=display_name(assignee),
             metadata={"assigned_to": new_id, "previous": previous},
         )
         audit_log_write(
