@@ -99,12 +99,26 @@ def _head(conversation_id: str, condition: Q) -> Message | None:
     )
 
 
+def _pending(now: datetime, policy: OutboxPolicy) -> Q:
+    """What ``claim_head`` would look at: in flight, or due to be (re)sent."""
+    return Q(status__in=IN_FLIGHT) | resendable(now, policy)
+
+
+def has_pending(conversation_id: str, now: datetime, policy: OutboxPolicy) -> bool:
+    """Whether the chain has anything ``claim_head`` could take: one EXISTS, asked inside
+    the transaction that recorded a send, so the common chain of one message ends there
+    instead of in a transaction of its own that finds nothing."""
+    return Message.objects.filter(
+        _pending(now, policy), conversation_id=conversation_id, direction=Direction.OUTBOUND
+    ).exists()
+
+
 def claim_head(conversation_id: str, now: datetime, policy: OutboxPolicy) -> Claim | Stop | Expired:
     """Claim the head of the chain for one delivery attempt, or say why not.
 
     Queries: the head (with its conversation, contact and channel) and the claim UPDATE;
     one more to take the breaker's probe."""
-    head = _head(conversation_id, Q(status__in=IN_FLIGHT) | resendable(now, policy))
+    head = _head(conversation_id, _pending(now, policy))
     if head is None:
         return Stop("idle")
     stop = _not_due(head, now)

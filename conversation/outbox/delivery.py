@@ -80,13 +80,18 @@ def deliver_conversation_outbox(conversation_id: str) -> dict[str, int]:
             continue
         outcome = _send(step.message, policy)
         with rls.tenant_context(organization_id):
-            recorded = _record(step, outcome, timezone.now(), policy)
+            now = timezone.now()
+            recorded = _record(step, outcome, now, policy)
+            more = recorded.counter != "sent" or chain.has_pending(conversation_id, now, policy)
         counts[recorded.counter] += 1
         for other in recorded.wake:
             if other != conversation_id:
                 enqueue(TASK, other)
         if recorded.retry_at is not None:
             _wake(conversation_id, recorded.retry_at)
+            return dict(counts)
+        if not more:  # what the next claim would have found: the chain is empty
+            counts["idle"] += 1
             return dict(counts)
     enqueue(TASK, conversation_id, countdown=0.5)
     return dict(counts)
