@@ -7,7 +7,11 @@ Nothing here asserts a timing or a score.
 Detector quality is measured on two labelled sets the detector was never trained or tuned on:
 ``dev`` (tests/fixtures/promises/promise_dev.json, 120 messages written for this project by
 someone else), ``heldout`` (heldout_llm.json, written before the learned stage was tuned) and
-``heldout_r3`` (heldout_r3.json, written in round 3 before that round's rule changes).
+``heldout_r3`` (heldout_r3.json, written in round 3 before that round's rule changes) and
+``heldout_r4`` (tests/fixtures/cases/heldout_r4.json, written in round 4 before that round's
+feature, cue, calibration and training-data changes) and ``heldout_r5`` (heldout_r5.json,
+written in round 4 after the first tuning pass; see tests/fixtures/cases/SOURCE.md for how
+both were used).
 Per set and stage it prints precision and recall of
 
 * ``rules``: the rules alone;
@@ -15,7 +19,7 @@ Per set and stage it prints precision and recall of
 * ``oracle_check``: the local stages, with the uncertain band settled by an oracle standing
   in for the model check (the label itself) — the ceiling of a perfect model check;
 * ``model_check_share``: the share of messages in the uncertain band, or below it with the
-  actor cue (sent to the model).
+  commitment cue (sent to the model).
 
 Targets (issue 12): local recall >= 0.95 at precision >= 0.97; share <= 0.15; the local
 stages >= 20,000 messages/s. Throughput input is the labelled corpus of tests/fixtures/promises
@@ -49,6 +53,7 @@ from cases.guardrail.promise_learned import (  # noqa: E402
 )
 
 PROMISES = ROOT / "tests" / "fixtures" / "promises"
+CASES_FIXTURES = ROOT / "tests" / "fixtures" / "cases"
 MIN_MESSAGES = 100_000
 ROUNDS = 3  # best of N: the least disturbed run is the closest to the code's own cost
 
@@ -68,8 +73,13 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
     """The measurement sets: never trained or tuned on (see the module docstring)."""
     dev = json.loads((PROMISES / "promise_dev.json").read_text(encoding="utf-8"))
     sets = {"dev": [(text, bool(label)) for text, label in dev["items"]]}
-    for name, path in (("heldout", "heldout_llm.json"), ("heldout_r3", "heldout_r3.json")):
-        data = json.loads((PROMISES / path).read_text(encoding="utf-8"))
+    for name, path in (
+        ("heldout", PROMISES / "heldout_llm.json"),
+        ("heldout_r3", PROMISES / "heldout_r3.json"),
+        ("heldout_r4", CASES_FIXTURES / "heldout_r4.json"),
+        ("heldout_r5", CASES_FIXTURES / "heldout_r5.json"),
+    ):
+        data = json.loads(path.read_text(encoding="utf-8"))
         sets[name] = [(item["text"], bool(item["promise"])) for item in data["items"]]
     return sets
 
@@ -127,7 +137,7 @@ def bench_promise_invariant_leak() -> Iterator[Line]:
     invariant of human-cases §6 / DESIGN §10.3, judged by the hand label, not the detector):
     with the model check off (a workspace offline: local stages only) and on (the uncertain
     band answered as the label says; what remains are promises scored confidently below the
-    band with no actor cue). tests/cases/test_promise_invariant.py runs the same through whole
+    band with no commitment cue). tests/cases/test_promise_invariant.py runs the same through whole
     turns."""
     extra = {"detector": PROMISE_DETECTOR_VERSION}
     for name, items in labelled_sets().items():

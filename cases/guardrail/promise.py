@@ -7,9 +7,10 @@ Stages and API
 2. **Learned** (``promise_learned``): a sparse logistic regression over word and word-class
    n-grams, trained at first use from the corpus shipped in ``data/``; it runs only when no
    rule fired. Its calibrated probability decides against a threshold, and a band around the
-   threshold is flagged *uncertain*: from the lowest cross-validated probability of a training
-   promise up, and below that any sentence naming a person or team that is not a habitual
-   fact (the actor cue; ``promise_learned``).
+   threshold is flagged *uncertain*: from just below the lowest cross-validated probability
+   of a training promise up, and below that (down to a second, lower floor) any sentence the
+   clause-level commitment cue reads as someone other than the AI acting for the customer
+   (``promise_cue.commitment_cue``; ``promise_learned``).
 3. **Model check** (``promise_check``, optional): a closed-schema forced tool call for the
    uncertain band only, failing closed (error, timeout, bad answer = promise).
 
@@ -89,7 +90,10 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 # Bump whenever a rule or check changes what is detected. The detector version adds the digest
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
 # version, so a veto in a trace can be tied to the detector that produced it.
-RULES_VERSION = "ptbr-promise-4"  # 4: the model-check band reaches down (actor cue)
+# 5: word unigrams, closing tag questions, -eu/-iu past and a habitual class (features f4);
+#    the clause-level commitment cue replaces the actor cue, with its own floor; the band's
+#    floors sit a margin below the lowest cross-validated training promise; precision 0.97.
+RULES_VERSION = "ptbr-promise-5"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -6,7 +6,7 @@ and harmless text around a promise can never take it back.
 
 A sentence becomes a list of string features:
 
-* ``b:`` word bigrams — what the training corpus says literally;
+* ``u:`` word unigrams and ``b:`` word bigrams — what the training corpus says literally;
 * word *classes*: function words of both languages fall into shared classes ("vai"/"will"
   ``FUT``, "te"/"you" ``CL``, "ele"/"she" ``PRO``), people and teams become ``HUM`` (first
   names too), and every other word is reduced to its morphology (``INF`` infinitive, ``GER``
@@ -19,7 +19,8 @@ A sentence becomes a list of string features:
 * words after a negation, a condition or an instruction to the customer get their classes
   prefixed (``n_``, ``c_``, ``i_``) up to the next comma: "ninguem da equipe vai te ligar"
   shares nothing with "alguem da equipe vai te ligar";
-* ``q`` (and the pairs again, prefixed) when the sentence is a question.
+* ``q`` (and the pairs and unigrams again, prefixed) when the sentence is a question — not
+  for a closing tag ("O técnico passa aí amanhã, tá?"), which asks nothing.
 
 Everything runs on folded text (``normalize.fold``), so case and accents never change a
 feature. Punctuation other than "?" and "," only separates sentences or words, and emoji are
@@ -35,7 +36,7 @@ from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f2"
+FEATURE_VERSION = "f4"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
 
 # Words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a question; "…"
 # stays U+2026 after folding). Everything else (emoji, quotes, symbols) is not a token.
@@ -51,6 +52,8 @@ _PEOPLE_EXTRA = (
     *("perito", "vistoriador", "despachante", "enfermeira", "enfermeiro", "farmaceutico"),
     *("farmaceutica", "fisioterapeuta", "psicologa", "psicologo", "mecanico", "eletricista"),
     *("encanador", "zelador", "porteiro", "portaria", "garcom", "chef", "estoque"),
+    *("pintor", "pedreiro", "marceneiro", "jardineiro", "faxineira", "diarista", "cozinheiro"),
+    *("cabeleireira", "cabeleireiro", "barbeiro", "fotografo", "fotografa", "tatuador"),
     *("expedicao", "almoxarifado", "compras", "vendas", "cadastro", "contratos"),
     *("pagamentos", "provisionamento", "implantacao", "onboarding", "plantonista"),
     *("assistencia", "mesa", "nivel", "gerencia", "coordenacao", "secretaria"),
@@ -58,6 +61,8 @@ _PEOPLE_EXTRA = (
     *("technician", "technicians", "agent", "agents", "representative", "colleague"),
     *("engineers", "engineering", "accounts", "finance", "billing", "support", "warehouse"),
     *("kitchen", "nurse", "doctor", "driver", "courier", "lawyer", "office", "desk"),
+    *("accountant", "adjuster", "rep", "crew", "installer", "dentist", "contador", "contadora"),
+    *("administradora", "despachante", "costureira", "arquiteto", "arquiteta", "engenheiro"),
 )
 PEOPLE: frozenset[str] = frozenset(
     word for word in (*HUM_CORE_NOUNS, *HUM_EXT_NOUNS, *_PEOPLE_EXTRA) if " " not in word
@@ -169,6 +174,9 @@ _MORPHOLOGY: tuple[tuple[str, str], ...] = (
     ("ir", "INF"),
     ("ei", "PAST1"),
     ("ou", "PAST3"),
+    # Past of -er/-ir verbs ("resolveu", "concluiu"): "o técnico concluiu" is a past fact.
+    ("eu", "PAST3"),
+    ("iu", "PAST3"),
     ("ed", "PASTEN"),
 )
 
@@ -203,7 +211,8 @@ def message_features(folded: str) -> list[list[str]]:
     for piece in _PIECE.findall(folded):
         if piece[0] in _ENDS:
             if tokens:
-                sentences.append(_sentence_features(tokens, "?" in piece))
+                question = "?" in piece and not _is_tag_question(tokens)
+                sentences.append(_sentence_features(tokens, question))
                 tokens = []
         else:
             tokens.append(piece)
@@ -236,6 +245,10 @@ def _sentence_features(tokens: list[str], question: bool) -> list[str]:
         features.append("q")
         # A question changes what the clause frame means ("vao te ligar?" asks, not promises).
         features.extend([f"q{feature}" for feature in features if feature.startswith("p:")])
+        features.extend([f"qu:{token}" for token in tokens if token.isalnum()])
+    else:
+        # Word unigrams: a verb or noun seen in training counts wherever it stands.
+        features.extend([f"u:{token}" for token in tokens if token.isalnum()])
     return features
 
 
@@ -256,10 +269,25 @@ _DAYS = (
     *("afternoon", "evening", "shortly"),
 )
 
+# Irregular past forms the endings miss ("o técnico esteve aí", "ela fez a troca").
+_IRREGULAR_PAST = (
+    *("esteve", "estiveram", "teve", "tiveram", "fez", "fizeram", "disse", "trouxe", "veio"),
+    *("vieram", "deu", "deram", "pos", "puseram", "soube", "quis", "viu", "viram"),
+)
+# What someone habitually does is a fact about them, not a promise ("o time costuma ligar na
+# véspera", "a gente sempre confere"): one class, so every habit shares the frame.
+_HABITUAL_WORDS = (
+    *("costuma", "costumam", "costumamos", "costumo", "geralmente", "normalmente", "sempre"),
+    *("usualmente", "frequentemente", "todo", "toda", "todos", "todas", "cada"),
+    *("usually", "always", "often", "normally", "generally", "typically", "every", "each"),
+)
+
 _WORD_CLASSES: dict[str, str] = {
     **dict.fromkeys(_IMPERATIVES, "IMP"),
     **dict.fromkeys(_EMOTIONS, "EMO"),
     **dict.fromkeys(_DAYS, "TIME"),
+    **dict.fromkeys(_IRREGULAR_PAST, "PAST3"),
+    **dict.fromkeys(_HABITUAL_WORDS, "HAB"),
 }
 
 # Coarse classes of function words, shared by Portuguese and English: "vai te ligar" and
@@ -307,7 +335,7 @@ _KEY_CLASSES = frozenset(
         *("HUM", "PRO", "WE", "I", "OUR", "YOU", "FUT", "MODAL", "CAN", "CL", "NEG", "IF"),
         *("WISH", "WHEN", "TIME", "NOW", "PAST1", "PAST3", "PASTEN", "PART", "INF", "GER"),
         *("SUBJ", "BE", "WAS", "BEF", "BY", "pedi", "deixei", "automaticamente", "sistema"),
-        *("FICA", "IMP", "EMO", "P3"),
+        *("FICA", "IMP", "EMO", "P3", "HAB"),
     )
 )
 
@@ -388,38 +416,15 @@ def _window_features(tokens: list[str]) -> list[str]:
     return features
 
 
-# --- the weak promise cue (when to ask the model check; not a feature of the model) -----------
-
-# Someone other than the AI as an actor: a person or team (first names too), a pronoun ("ele",
-# "alguem") or "a gente". Present-as-future with such a subject ("a Dra. Helena liga pra voce
-# antes da consulta", "o financeiro estorna a diferenca") is a promise the learned stage can
-# score low: its verbs are not in any word class. So a sentence naming an actor is worth a
-# model check even when the learned stage clears it (``LearnedModel.uncertain``).
-ACTOR_CLASSES = frozenset(("HUM", "PRO", "WE"))
-# An actor class stands in a sentence (outside a negation, condition or instruction scope)
-# exactly when some clause-frame bigram ends in it: every new key class of a clause adds
-# ``k:<previous> <class>``. So the cue is one set intersection with the sentence's features.
-_FRAME_LEFT = (
-    "<s>",
-    *_KEY_CLASSES,
-    *(scope + label for scope in _SCOPE_OPENERS.values() for label in _KEY_CLASSES),
-)
-ACTOR_CUE_FEATURES: frozenset[str] = frozenset(
-    f"k:{left} {actor}" for left in _FRAME_LEFT for actor in ACTOR_CLASSES
-)
-
-# What the team habitually does or is — hours, staffing, policies — is a fact, not a promise
-# (``promise.py``: "nossa equipe trabalha aos sabados"; the §11.1 false-positive goldens).
-# A sentence with one of these markers carries no actor cue.
-HABITUAL = re.compile(
-    r"\b(?:atend(?:e|em)|funciona[m]?|trabalha[m]?|abre[m]?|fecha[m]?|costuma\w*|geralmente"
-    r"|normalmente|sempre|todos os dias|(?:aos|nos) (?:sabados|domingos|feriados)"
-    r"|de segunda a \w+|formad[ao]s?|usually|always|works|opens"
-    r"|closes|available|is (?:a|an|the)|are (?:a|an|the))\b"
+# A closing tag ("..., tá?", "..., ok?") does not make a statement a question.
+_TAGS = frozenset(
+    ("ta", "ok", "certo", "beleza", "blz", "combinado", "viu", "bem", "right", "okay", "alright")
 )
 
 
-def has_actor_cue(features: list[str]) -> bool:
-    """Whether one sentence's features name an actor other than the AI, outside a question
-    (a question leaves the choice to the customer)."""
-    return not ACTOR_CUE_FEATURES.isdisjoint(features) and "q" not in features
+def _is_tag_question(tokens: list[str]) -> bool:
+    """'O técnico passa aí amanhã, tá?': the question mark closes a statement, it does not
+    ask the customer to choose (tokens: words and clause marks of one sentence)."""
+    return (
+        bool(tokens) and tokens[-1] in _TAGS and sum(1 for token in tokens if token.isalnum()) > 3
+    )

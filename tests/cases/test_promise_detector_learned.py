@@ -1,14 +1,17 @@
 """The learned stage and the model check of the promise detector (human-cases §6, issue 12).
 
 The oracle is always a labelled corpus written by a person — never the detector's own
-verdict: ``heldout_llm.json`` (written before the learned stage was tuned, never tuned on) and
-``promise_dev.json`` (written for this project by someone else, only ever measured). The
-floors sit slightly below what was measured (see tests/fixtures/promises/SOURCE.md).
+verdict: ``heldout_llm.json`` (written before the learned stage was tuned, never tuned on),
+``heldout_r3.json`` and ``tests/fixtures/cases/heldout_r4.json`` (written before the round-3
+and round-4 changes) and ``promise_dev.json`` (written for this project by someone else, only
+ever measured). The floors sit slightly below what was measured (see
+tests/fixtures/promises/SOURCE.md and tests/fixtures/cases/SOURCE.md).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Callable
@@ -46,29 +49,35 @@ from cases.guardrail.promise_check import (
 )
 from cases.guardrail.promise_features import message_features, sentence_spans
 from cases.guardrail.promise_learned import (
+    BAND_MARGIN,
     CALIBRATION_PATH,
     Calibration,
     calibrate,
     choose_band_low,
+    choose_cue_low,
     corpus_digest,
     learned_model,
     load_corpus,
+    message_cue,
     out_of_fold_raw,
     train_model,
 )
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "promises"
+CASES_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cases"
 
-# Measured (bench/cases.py, detector ptbr-promise-4+lr-a52efcfbf54d): held-out local
-# P 1.000 / R 0.919, dev local P 0.980 / R 0.833, round-3 held-out local P 1.000 / R 0.960.
-# Model check on [0.071, 0.9) (bottom: the lowest out-of-fold training promise) and below it
-# on the actor cue: share 0.262 / 0.317 / 0.260 (these sets are half near misses: real
-# traffic costs less); with an oracle answering the check, R 1.000 on all three sets.
+# Measured (bench/cases.py, detector ptbr-promise-5+lr-d09bc1177dd0), local P / R: held-out
+# 1.000 / 0.942, dev 0.981 / 0.883, round-3 1.000 / 0.980 (P 0.980), round-4 0.962 / 1.000,
+# round-4b 0.975 / 0.975. Model check on [0.0507, 0.9) and on [0.0004, 0.0507) with the
+# commitment cue: share 0.131 / 0.192 / 0.100 / 0.139 / 0.150 (these sets are half near
+# misses: real traffic costs less); with an oracle answering the check, R 1.000 on all.
 HELDOUT_PRECISION_FLOOR = 0.97
 HELDOUT_RECALL_FLOOR = 0.90
+R4_PRECISION_FLOOR = 0.94
+R4_RECALL_FLOOR = 0.95
 DEV_PRECISION_FLOOR = 0.96
-DEV_RECALL_FLOOR = 0.80
-MODEL_CHECK_SHARE_CEILING = 0.35
+DEV_RECALL_FLOOR = 0.85
+MODEL_CHECK_SHARE_CEILING = 0.22
 ORACLE_HELDOUT_RECALL_FLOOR = 1.0
 ORACLE_DEV_RECALL_FLOOR = 1.0
 
@@ -90,11 +99,18 @@ def load_heldout_r3() -> Labelled:
     return [(item["text"], bool(item["promise"])) for item in data["items"]]
 
 
+def load_round_4(name: str) -> Labelled:
+    data = json.loads((CASES_FIXTURES / name).read_text(encoding="utf-8"))
+    return [(item["text"], bool(item["promise"])) for item in data["items"]]
+
+
 HELDOUT = load_heldout()
 DEV = load_dev()
 HELDOUT_R3 = load_heldout_r3()
+HELDOUT_R4 = load_round_4("heldout_r4.json")
+HELDOUT_R5 = load_round_4("heldout_r5.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
-EVERY_LABELLED = HELDOUT + DEV + TRAINING
+EVERY_LABELLED = HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + TRAINING
 
 
 def precision_recall(
@@ -133,7 +149,11 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert not {fold(text).strip() for text, _ in HELDOUT} & training
     assert not {fold(text).strip() for text, _ in DEV} & training
     assert not {fold(text).strip() for text, _ in HELDOUT_R3} & training
+    assert not {fold(text).strip() for text, _ in HELDOUT_R4} & training
+    assert not {fold(text).strip() for text, _ in HELDOUT_R5} & training
     assert len(HELDOUT_R3) == 100 and sum(label for _, label in HELDOUT_R3) == 50
+    assert len(HELDOUT_R4) == 101 and sum(label for _, label in HELDOUT_R4) == 50
+    assert len(HELDOUT_R5) == 80 and sum(label for _, label in HELDOUT_R5) == 40
     assert len(HELDOUT) >= 150 and len(DEV) == 120
     assert sum(label for _, label in HELDOUT) >= 70
     assert sum(not label for _, label in HELDOUT) >= 70
@@ -159,6 +179,15 @@ def test_local_stages_keep_precision_and_recall_on_the_round_3_heldout_set() -> 
     assert recall >= HELDOUT_RECALL_FLOOR, mistakes
 
 
+@pytest.mark.parametrize("items", [HELDOUT_R4, HELDOUT_R5], ids=["heldout_r4", "heldout_r5"])
+def test_local_stages_keep_precision_and_recall_on_the_round_4_heldout_sets(
+    items: Labelled,
+) -> None:
+    precision, recall, mistakes = precision_recall(items, local)
+    assert precision >= R4_PRECISION_FLOOR, mistakes
+    assert recall >= R4_RECALL_FLOOR, mistakes
+
+
 def test_local_stages_keep_precision_and_recall_on_the_dev_set() -> None:
     precision, recall, mistakes = precision_recall(DEV, local)
     assert precision >= DEV_PRECISION_FLOOR, mistakes
@@ -172,7 +201,14 @@ def test_learned_stage_adds_recall_the_rules_alone_do_not_have() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "items"), [("heldout", HELDOUT), ("dev", DEV), ("heldout_r3", HELDOUT_R3)]
+    ("name", "items"),
+    [
+        ("heldout", HELDOUT),
+        ("dev", DEV),
+        ("heldout_r3", HELDOUT_R3),
+        ("heldout_r4", HELDOUT_R4),
+        ("heldout_r5", HELDOUT_R5),
+    ],
 )
 def test_only_a_bounded_share_of_messages_reaches_the_model_check(
     name: str, items: Labelled
@@ -187,6 +223,8 @@ def test_only_a_bounded_share_of_messages_reaches_the_model_check(
         (HELDOUT, ORACLE_HELDOUT_RECALL_FLOOR),
         (DEV, ORACLE_DEV_RECALL_FLOOR),
         (HELDOUT_R3, ORACLE_HELDOUT_RECALL_FLOOR),
+        (HELDOUT_R4, ORACLE_HELDOUT_RECALL_FLOOR),
+        (HELDOUT_R5, ORACLE_HELDOUT_RECALL_FLOOR),
     ],
 )
 def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor: float) -> None:
@@ -236,11 +274,13 @@ def test_near_misses_stay_below_the_threshold(text: str) -> None:
         "O fisioterapeuta ajusta o seu plano e manda por aqui.",
     ],
 )
-def test_a_named_actor_sends_a_confident_no_to_the_model_check(text: str) -> None:
+def test_a_named_actor_acting_for_the_customer_reaches_the_model_check(text: str) -> None:
     # Written for this test (in no corpus): present-as-future with a person as the subject.
+    # Whatever the learned score, the commitment cue alone keeps it within the check's reach.
     assert detect_rule_promise(text) is None and detect_human_promise(text) is None
+    assert message_cue(text)
     scored = learned_model().score(text)
-    assert scored.probability < learned_model().calibration.band_low and scored.actor_cue
+    assert scored.probability >= learned_model().calibration.cue_low
     assert assess_promise(text).uncertain
     assert decide_promise(text, raises(TimeoutError())).promise  # fails closed
 
@@ -257,6 +297,70 @@ def test_a_named_actor_sends_a_confident_no_to_the_model_check(text: str) -> Non
 )
 def test_negated_asked_habitual_or_actorless_text_carries_no_actor_cue(text: str) -> None:
     assert not learned_model().score(text).actor_cue
+
+
+# --- the commitment cue (clause-level: who acts, when, how sure) -------------------------------
+# Written for these tests (in no corpus), labelled by hand: the cue must say "someone other than
+# the AI acts for the customer after this message" exactly where a person would.
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Amanhã o Rodrigo, do estoque, separa a sua peça.",  # present as future, apposition
+        "Vão te ligar na sexta para marcar a entrega.",  # no subject: plural verb
+        "Devem te chamar por aqui ainda hoje.",
+        "Pode deixar que a recepção confirma o seu horário.",  # an assurance, not an offer
+        "Assim que o fornecedor responder, te aviso.",  # a deferred answer
+        "O eletricista passa aí amanhã cedo, tá?",  # a closing tag does not make a question
+        "Expect a call from our billing team tomorrow.",
+        "The nurse calls you on Monday with the results.",
+        "Não consigo liberar daqui, mas o gerente vai te ligar hoje.",  # negation stays local
+        "A equipe, que vai te responder amanhã, já está com o seu pedido.",  # relative clause
+    ],
+)
+def test_commitment_cue_reads_someone_else_acting_for_the_customer(text: str) -> None:
+    assert message_cue(text), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "O eletricista trocou o disjuntor ontem.",  # past fact
+        "O Rodrigo, do estoque, separou a sua peça hoje cedo.",  # past, after an apposition
+        "A recepção funciona de segunda a sexta.",  # habitual
+        "A equipe de vendas está em reunião agora.",  # a state, not an action
+        "Ligue para a central que eles vão te ajudar.",  # an instruction governs the sentence
+        "Se você ligar amanhã, eles te ajudam.",  # a condition governs the sentence
+        "Quer que o gerente te ligue amanhã?",  # a question: the customer chooses
+        "Você pode falar com o financeiro pelo e-mail.",  # what the customer can do
+        "Ninguém da equipe vai te ligar.",  # negated
+        "Vou verificar aqui no sistema agora.",  # the AI itself
+        "Assim que você enviar o comprovante, te confirmo.",  # the customer's own event
+        "A transportadora entrega amanhã.",  # an outside party as the subject
+    ],
+)
+def test_commitment_cue_stays_off_past_habitual_governed_and_ai_text(text: str) -> None:
+    assert not message_cue(text), text
+
+
+def test_a_closing_tag_question_keeps_the_statement_features() -> None:
+    statement = message_features(fold("O eletricista passa aí amanhã cedo."))
+    tagged = message_features(fold("O eletricista passa aí amanhã cedo, tá?"))
+    asked = message_features(fold("O eletricista passa aí amanhã cedo?"))
+    assert "q" in asked[0] and "q" not in statement[0]
+    assert not [feature for feature in tagged[0] if feature.startswith("q")]
+    assert {f for f in statement[0] if f.startswith("u:")} <= set(tagged[0])
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(EVERY_LABELLED), st.sampled_from(EVERY_LABELLED))
+def test_commitment_cue_is_sentence_local(
+    first: tuple[str, bool], second: tuple[str, bool]
+) -> None:
+    # Joining two messages on a new line can neither create nor hide a cue.
+    joined = message_cue(first[0] + "\n" + second[0])
+    assert joined == (message_cue(first[0]) or message_cue(second[0]))
 
 
 # --- the verdict's shape ----------------------------------------------------------------------
@@ -286,26 +390,43 @@ def test_shipped_calibration_is_the_one_of_the_shipped_corpus() -> None:
     rows = load_corpus()
     assert shipped.digest == corpus_digest(rows)
     assert learned_model().calibration == shipped
-    assert shipped.band_low <= shipped.threshold < shipped.band_high
+    assert shipped.cue_low <= shipped.band_low <= shipped.threshold < shipped.band_high
 
 
 def test_band_low_keeps_every_cross_validated_training_promise_in_reach() -> None:
-    # Synthetic out-of-fold scores: the band drops to the lowest promise the rules miss.
-    assert choose_band_low([0.9, 0.03, 0.5], [True, True, False], [False] * 3, 0.7) == 0.03
+    # Synthetic out-of-fold scores: the band drops below the lowest promise the rules miss,
+    # by BAND_MARGIN in log-odds.
+    def below(p: float) -> float:
+        odds = math.log(p / (1 - p)) - BAND_MARGIN
+        return math.floor(1 / (1 + math.exp(-odds)) * 10_000) / 10_000
+
+    assert choose_band_low([0.9, 0.03, 0.5], [True, True, False], [False] * 3, 0.7) == below(0.03)
     assert choose_band_low([0.9, 0.01], [True, True], [False, True], 0.7) == 0.2  # capped
-    assert choose_band_low([0.05], [True], [False], 0.04) == 0.04  # never above the threshold
+    assert choose_band_low([0.05], [True], [False], 0.001) == 0.001  # never above the threshold
     assert choose_band_low([], [], [], 0.7) == 0.2
+    # A promise the commitment cue carries does not pull the band down; it sets the cue's
+    # floor instead.
+    scores, labels, cues = [0.9, 0.03, 0.15], [True, True, True], [False, True, False]
+    assert choose_band_low(scores, labels, [False] * 3, 0.7, cues) == below(0.15)
+    assert choose_cue_low(scores, labels, [False] * 3, cues, 0.1) == below(0.03)
+    assert choose_cue_low([0.9], [True], [False], [False], 0.1) == 0.1  # no cue promise
+    assert choose_cue_low([0.6], [True], [False], [True], 0.1) == 0.1  # never above band_low
 
 
 def test_out_of_fold_every_training_promise_is_found_or_sent_to_the_model_check() -> None:
     # The band's defining property, on the training corpus (cross-validated: the dev and
-    # held-out sets play no part in it).
+    # held-out sets play no part in it): a promise the rules miss is at or above band_low,
+    # or carries the commitment cue and is at or above cue_low.
     rows = load_corpus()
     model = learned_model()
+    calibration = model.calibration
     hits = [detect_rule_promise(row.text) is not None for row in rows]
     for row, raw, hit in zip(rows, out_of_fold_raw(rows), hits, strict=True):
         if row.promise and not hit:
-            assert model.probability(raw) >= model.calibration.band_low
+            probability = model.probability(raw)
+            if probability < calibration.band_low:
+                assert message_cue(row.text), row.text
+                assert probability >= calibration.cue_low, row.text
 
 
 def test_calibration_and_training_are_deterministic() -> None:

@@ -7,9 +7,10 @@ reaches the outbox unless an open case of that conversation exists — with case
 then the auto-opened case) and with cases off (the handoff notice goes instead).
 
 The model check is on (a workspace with a model): the send gate asks it about the uncertain
-band only (from the lowest cross-validated training promise up, and below it any sentence
-naming a person or team that is not a habitual fact), and an oracle answering from the label
-stands in for the model there. A check
+band only (from a margin below the lowest cross-validated training promise up, and below it,
+down to a second floor, any sentence the clause-level commitment cue reads as someone other
+than the AI acting for the customer), and an oracle answering from the label stands in for
+the model there. A check
 that fails counts as a promise (fail closed), so a text the oracle does not know is blocked.
 
 Scenarios (the issue's probe): (a) known wording (a rule fires); (b) a model that rephrases
@@ -36,12 +37,15 @@ from tests import factories
 from tests.cases.conftest import Script, enable_cases, end, promise_check_answer, tool
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "promises"
+CASES_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cases"
 OPEN_STATUSES = (CaseStatus.AWAITING_HUMAN, CaseStatus.AWAITING_LEAD)
 
 
 def _labelled() -> dict[str, bool]:
     held = json.loads((FIXTURES / "heldout_llm.json").read_text(encoding="utf-8"))["items"]
     held += json.loads((FIXTURES / "heldout_r3.json").read_text(encoding="utf-8"))["items"]
+    for name in ("heldout_r4.json", "heldout_r5.json"):
+        held += json.loads((CASES_FIXTURES / name).read_text(encoding="utf-8"))["items"]
     dev = json.loads((FIXTURES / "promise_dev.json").read_text(encoding="utf-8"))["items"]
     labels = {item["text"]: bool(item["promise"]) for item in held}
     labels.update({text: bool(label) for text, label in dev})

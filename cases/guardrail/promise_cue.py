@@ -1,0 +1,263 @@
+"""When the model check is asked below the learned stage's band: the promise cues.
+
+The learned stage (``promise_learned``) clears most messages with evidence; a few promises it
+clears by mistake are present-as-future with a named subject ("o financeiro estorna a
+diferença") or a subjectless plural ("vão te ligar"). A sentence that carries the *commitment
+cue* is sent to the model check even below the band (down to the cue's own floor). The cue is
+not a feature of the model: it reads one sentence, deterministically, and only decides whether
+the check is asked.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lexicon import HUM_EXT_NOUNS
+from .promise_features import (
+    _ENDS,
+    _KEY_CLASSES,
+    _PIECE,
+    _SCOPE_OPENERS,
+    _TOKEN_INFO,
+    _is_tag_question,
+    _token_info,
+)
+
+__all__ = [
+    "ACTOR_CLASSES",
+    "ACTOR_CUE_FEATURES",
+    "COMMITMENT_TRIGGERS",
+    "HABITUAL",
+    "commitment_cue",
+    "has_actor_cue",
+    "has_commitment_trigger",
+]
+
+
+# --- the actor frame: which sentences the commitment cue reads ---------------------------------
+
+# Someone other than the AI as an actor: a person or team (first names too), a pronoun ("ele",
+# "alguem") or "a gente". Present-as-future with such a subject ("a Dra. Helena liga pra voce
+# antes da consulta", "o financeiro estorna a diferenca") is a promise the learned stage can
+# score low: its verbs are not in any word class. Naming an actor alone sent a third of the
+# near misses (past facts, relays, habits) to the model check (round 3), so it now only
+# selects the sentences ``commitment_cue`` reads (``has_commitment_trigger``).
+ACTOR_CLASSES = frozenset(("HUM", "PRO", "WE"))
+# An actor class stands in a sentence (outside a negation, condition or instruction scope)
+# exactly when some clause-frame bigram ends in it: every new key class of a clause adds
+# ``k:<previous> <class>``. So the cue is one set intersection with the sentence's features.
+_FRAME_LEFT = (
+    "<s>",
+    *_KEY_CLASSES,
+    *(scope + label for scope in _SCOPE_OPENERS.values() for label in _KEY_CLASSES),
+)
+ACTOR_CUE_FEATURES: frozenset[str] = frozenset(
+    f"k:{left} {actor}" for left in _FRAME_LEFT for actor in ACTOR_CLASSES
+)
+
+# What the team habitually does or is — hours, staffing, policies — is a fact, not a promise
+# (``promise.py``: "nossa equipe trabalha aos sabados"; the §11.1 false-positive goldens).
+# A sentence with one of these markers carries no actor cue.
+HABITUAL = re.compile(
+    r"\b(?:atend(?:e|em)|funciona[m]?|trabalha[m]?|abre[m]?|fecha[m]?|costuma\w*|geralmente"
+    r"|normalmente|sempre|todos os dias|(?:aos|nos) (?:sabados|domingos|feriados)"
+    r"|de segunda a \w+|formad[ao]s?|usually|always|works|opens"
+    r"|closes|available|is (?:a|an|the)|are (?:a|an|the))\b"
+)
+
+
+# Sentences worth the clause-level reading of ``commitment_cue``: an actor class stands in the
+# frame, or a plural verb opens a clause with no subject ("vão te ligar", "devem te chamar"),
+# or the customer is told what to expect ("expect a call from...", "aguarde o contato...").
+COMMITMENT_TRIGGERS: frozenset[str] = ACTOR_CUE_FEATURES | frozenset(
+    (
+        # An actor inside an instruction's scope: the cue reads whether the instruction is
+        # one ("ligue para a central que eles...") or a noun ("a call from", "on-call").
+        *(f"k:{left} i_{actor}" for left in _FRAME_LEFT for actor in ACTOR_CLASSES),
+        *(
+            f"b:{left} {verb}"
+            for left in ("<s>", "que", ",", "e")
+            for verb in ("vao", "irao", "devem", "ficaram")
+        ),
+        *("b:<s> expect", "b:<s> aguarde"),
+        # A deferred answer: "assim que o banco confirmar, te aviso".
+        *("b:assim que", "b:logo que", "b:depois que", "b:<s> quando", "b:, quando"),
+        *("b:as soon", "b:<s> once", "b:, once", "b:<s> when", "b:<s> after"),
+    )
+)
+
+
+def has_commitment_trigger(features: list[str]) -> bool:
+    """Whether ``commitment_cue`` should read this sentence (a cheap set intersection)."""
+    return not COMMITMENT_TRIGGERS.isdisjoint(features)
+
+
+def has_actor_cue(features: list[str]) -> bool:
+    """Whether one sentence's features name an actor other than the AI, outside a question
+    (a question leaves the choice to the customer)."""
+    return not ACTOR_CUE_FEATURES.isdisjoint(features) and "q" not in features
+
+
+# --- the commitment cue: a clause-level reading of who acts, when and how sure -------------------
+
+# ``has_actor_cue`` only says that someone other than the AI is named. ``commitment_cue`` reads
+# the sentence clause by clause (split at conjunctions and relative "que", not at the commas of
+# an apposition: "A Fernanda, do financeiro, vai...") and asks of each clause:
+#
+# * who acts: a person or team of the business, a first name, a pronoun, "a gente", or the
+#   implicit plural subject of "vão/devem/ficaram de te..." — never the AI ("vou"), the customer
+#   ("você pode..."), nor an outside party as the subject ("a transportadora entrega"); a clause
+#   without a subject of its own takes the previous clause's ("a equipe, que vai te responder");
+# * when: nothing in the past ("o técnico trocou", "foi feito"), no habitual marker
+#   (``HABITUAL``), no bare state ("a equipe está em reunião": "estar" without a gerund);
+# * how sure: not negated, not conditional, not an instruction, not a possibility or an offer
+#   ("pode", "posso"), not a question (a closing tag such as "tá?" or "ok?" does not make one);
+# * and something that points forward or at the customer: a future or periphrasis, a gerund, a
+#   subjunctive, "deve", "fica de", "te/você" as the one served, a time ahead ("amanhã",
+#   "semana que vem", "next week", "a caminho"), or an assurance ("pode deixar que...",
+#   "pode ficar tranquila", "don't worry").
+#
+# It runs only on sentences the learned stage scored below the band (rare enough to afford
+# a second pass), and only decides whether the model check is asked.
+
+_CUE_SPLIT = frozenset(
+    ("e", "mas", "porem", "porque", "entao", "que", "and", "but", "so", "then", "who", "which")
+)
+_CUE_PAST = frozenset(("PAST1", "PAST3", "PASTEN", "WAS"))
+_CUE_PAST_WORDS = frozenset(("did", "had", "prometeu", "prometeram", "disse", "disseram"))
+_CUE_IMPLICIT = frozenset(("vao", "irao", "devem", "ficaram"))
+_CUE_OUTSIDE: frozenset[str] = frozenset(w for w in HUM_EXT_NOUNS if " " not in w) - {"cozinha"}
+_CUE_FORWARD_LABELS = frozenset(("FUT", "BEF", "GER", "SUBJ", "MODAL", "FICA", "CL", "TIME"))
+_CUE_FORWARD_WORDS = frozenset(
+    (
+        *("caminho", "proxima", "proximo", "proximas", "proximos", "daqui", "logo", "mais"),
+        *("next", "within", "way", "tomorrow", "tonight", "shortly", "later", "soon"),
+        *("expect", "aguarde", "aguardar", "esperar", "espera", "aguardando", "pendente"),
+        # The customer's own things as the object ("ajusta o seu plano"): acting for them.
+        *("seu", "sua", "seus", "suas", "your", "aqui"),
+        # A visit already arranged ("o instalador busca o aparelho na visita").
+        *("visita", "visit"),
+    )
+)
+_CUE_ASSURANCE = re.compile(
+    r"\b(?:pode(?:m)? (?:deixar|ficar tranquil\w*|esperar|aguardar|contar)|fi(?:ca|que) tranquil"
+    r"\w*|deixa comigo|don t worry|rest assured|no worries|expect|you can expect"
+    r"|aguarde (?:o|a) (?:contato|ligacao|retorno|resposta))\b"
+)
+# "assim que o banco confirmar, te aviso" / "once the carrier confirms, I'll share the link": the
+# AI will answer after an event it does not control. Not when the event is the customer's own
+# ("assim que você enviar o comprovante, eu confirmo": the customer's message runs a turn).
+_CUE_DEFERRED = re.compile(
+    r"\b(?:assim que|logo que|depois que|quando|as soon as|once|when|after)\b(?P<event>[^,;]*)"
+)
+_CUE_CUSTOMER = re.compile(r"\b(?:voce|vc|voces|you|senhor|senhora)\b")
+_CUE_RETURN = re.compile(
+    r"\b(?:(?:eu )?(?:te|lhe) (?:aviso|retorno|falo|chamo|mando|passo|digo|conto|confirmo|envio"
+    r"|atualizo|respondo|comunico)|volto a (?:te )?(?:falar|chamar|escrever)"
+    r"|i\W?(?:ll|will) (?:let you know|share|send|message|update|follow up|get back|text|email"
+    r"|reach out|be in touch))\b"
+)
+
+
+def commitment_cue(folded: str, start: int, end: int) -> bool:
+    """Whether the sentence ``folded[start:end]`` commits someone other than the AI to act
+    for the customer (see above). Deterministic; reads only that sentence."""
+    sentence = folded[start:end]
+    pieces = _PIECE.findall(sentence)
+    words = [p for p in pieces if p[0] not in _ENDS]
+    if not any(word.isalnum() for word in words):
+        return False
+    if "?" in sentence:
+        if not _is_tag_question(words):
+            return False
+        # "..., tá?": the tag ("tá" reads as "está") is not part of the statement.
+        pieces = pieces[: len(pieces) - 1 - pieces[::-1].index(words[-1])]
+    deferred = _CUE_DEFERRED.search(sentence)
+    if (
+        deferred is not None
+        and _CUE_CUSTOMER.search(deferred.group("event")) is None
+        and _CUE_RETURN.search(sentence, deferred.start()) is not None
+    ):
+        return True  # the AI answers later, after someone else's event: a deferred answer
+    assured = _CUE_ASSURANCE.search(sentence) is not None
+    inherited = False
+    clause: list[str] = []
+    for piece in (*pieces, "."):
+        if piece.isalnum() and piece not in _CUE_SPLIT:
+            clause.append(piece)
+            continue
+        if piece == ",":
+            clause.append(piece)
+            continue
+        if clause:
+            committed, actor, governs = _clause_commits(clause, inherited, assured)
+            if committed:
+                return True
+            if governs:
+                # "Ligue para a central que eles vão te ajudar", "se você ligar, eles...": an
+                # instruction or a condition governs the rest of the sentence.
+                return False
+            inherited = actor
+            clause = []
+    return False
+
+
+# What may stand before an imperative that instructs the customer ("por favor, ligue...").
+_CUE_IMPERATIVE_LEFT = frozenset(("", "por", "favor", "please", "entao", "so", "basta"))
+
+# English participles used as adjectives ("the revised figures") are not a past action.
+_CUE_BEFORE_ADJECTIVE = frozenset(("the", "a", "an", "your", "our", "new", "updated"))
+
+
+def _clause_commits(clause: list[str], inherited: bool, assured: bool) -> tuple[bool, bool, bool]:
+    """(whether this clause commits an actor to act, whether it has an actor to pass on,
+    whether an instruction or condition in it governs the rest of the sentence)."""
+    actor = governs = False
+    scope = ""
+    past = state = doubt = False
+    forward = assured
+    be = gerund = future = False
+    previous = ""
+    for word in clause:
+        if word == ",":
+            scope = previous = ""
+            continue
+        label, _key, opener = _TOKEN_INFO.get(word) or _token_info(word)
+        if (
+            not scope
+            and not governs
+            and ((label in ACTOR_CLASSES and word not in _CUE_OUTSIDE) or word in _CUE_IMPLICIT)
+        ):
+            actor = True
+        if word in _CUE_PAST_WORDS or (
+            label in _CUE_PAST and not (label == "PASTEN" and previous in _CUE_BEFORE_ADJECTIVE)
+        ):
+            past = True
+        elif label == "CAN" or label == "WISH":
+            doubt = True
+        if label == "BE":
+            be = True
+        elif label in ("GER", "BEF"):
+            gerund = True
+        if label in ("FUT", "SUBJ"):
+            future = True
+        if label in _CUE_FORWARD_LABELS or word in _CUE_FORWARD_WORDS:
+            forward = True
+        if opener == "i_" and (assured or previous not in _CUE_IMPERATIVE_LEFT):
+            # "Expect a call from our team", "the on-call engineer": an imperative only
+            # instructs at the start of its clause.
+            opener = None
+        if opener is not None:
+            scope = opener
+            governs = governs or opener != "n_"
+        previous = word
+    if be and not gerund and not future and "caminho" not in clause and "way" not in clause:
+        state = True  # "a equipe está em reunião"; not "a equipe, que vai..., já está com..."
+    if assured:
+        doubt = False  # "pode deixar que...", "pode ficar tranquila": not a possibility
+    has_actor = actor or inherited
+    if not has_actor or past or state or doubt or not forward:
+        return False, has_actor and not past, governs
+    if HABITUAL.search(" ".join(w for w in clause if w != ",")):
+        return False, True, governs
+    return True, True, governs
