@@ -18,7 +18,7 @@ from conversation.sweeper import sweep_due_work
 from conversation.turns.unavailable import UNAVAILABLE_HANDOFF_NOTICE, UNAVAILABLE_RETRY_NOTICE
 from tests import factories
 from tests.conftest import simulator_post
-from tests.fakes.anthropic_bodies import recorded, text_response, tool_use_response
+from tests.fakes.anthropic_bodies import recorded, tool_use_response
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
 OVERLOADED = Reply(
