@@ -271,7 +271,7 @@ def bench_router_resolution_queries(turns: int = 30) -> None:
             by_outcome[result.outcome].append(len(sql))
             return result
 
-        turn_module.route_turn = measured  # type: ignore[assignment]
+        turn_module.route_turn = measured
         routed = ChannelSession.objects.get(name="Simulador")
         plain = channel_create(
             organization=routed.organization,

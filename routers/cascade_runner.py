@@ -31,7 +31,7 @@ from conversation.llm.base import (
 )
 from conversation.llm.catalog import enabled_models
 from routers.classification import CascadeResult, classify
-from routers.classification.encoder import get_encoder
+from routers.classification.encoder import get_encoder, get_rerank_encoder
 from routers.classification.local import local_classifier_for
 from routers.loaders import LoadedRouter
 
@@ -97,6 +97,16 @@ def classify_message(
 
 
 def warm_up() -> None:
-    """Load the sentence encoder now (worker start), not on a customer's first turn.
-    Cheap when it is already loaded; with no encoder the lexical classifier needs none."""
-    get_encoder()
+    """Load the sentence encoders now (worker start), not on a customer's first turn, and
+    embed the built-in "none" anchors every router's head shares (~1.5 s with the re-rank
+    encoder). Cheap when done already; with no encoder the lexical classifier needs none."""
+    from routers.classification.none_anchors import NONE_ANCHORS
+    from routers.classification.preprocess import expand_spelling
+
+    first = get_encoder()
+    if first is None:
+        return
+    anchors = [expand_spelling(t) for t in NONE_ANCHORS]
+    for encoder in (first, get_rerank_encoder()):
+        if encoder is not None:
+            encoder.encode(anchors)  # cached per process (CachingEncoder)

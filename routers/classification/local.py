@@ -1,7 +1,8 @@
 """Which local stage a router gets, and the per-process cache of trained heads.
 
 ``local_classifier_for(intents, phrases)`` is the one entry point: the semantic head when
-the encoder loads, else the lexical classifier (the log line says so once per process).
+the encoder loads (with the re-rank encoder when that one loads too), else the lexical
+classifier (the log line says so once per process).
 Heads are cached by ``training_fingerprint`` (intents, examples, phrases, encoder): a
 router is trained again only when one of those changes, in any process, because the
 key is computed from the data itself.
@@ -17,7 +18,7 @@ from typing import Protocol
 
 from conversation.llm.local_classifier import LocalPrediction, get_or_train
 
-from .encoder import get_encoder
+from .encoder import get_encoder, get_rerank_encoder
 from .phrase import Phrase
 from .types import NONE_INTENT, IntentOption
 
@@ -60,16 +61,18 @@ def local_classifier_for(
     encoder = get_encoder()
     if encoder is None:
         return get_or_train(lexical_training_set(intents, phrases))
+    rerank = get_rerank_encoder()  # None when off or missing: the first encoder alone
     try:
-        from .semantic import train_head, training_fingerprint
+        from .semantic import encoders_name, train_head, training_fingerprint
 
-        key = training_fingerprint(intents, phrases, encoder.name)
+        key = training_fingerprint(intents, phrases, encoders_name(encoder, rerank))
         with _heads_lock:
             hit = _heads.get(key)
             if hit is not None:
                 _heads.move_to_end(key)
                 return hit
-        head = train_head(intents, phrases, encoder=encoder)  # outside the lock: slow
+        # Outside the lock: slow.
+        head = train_head(intents, phrases, encoder=encoder, rerank_encoder=rerank)
         with _heads_lock:
             _heads[key] = head
             _heads.move_to_end(key)

