@@ -7,10 +7,12 @@ Never downloads a browser: the executable is /usr/bin/chromium.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.core.signals import request_finished, request_started
 
 # Playwright's sync API runs an event loop in this thread; Django refuses ORM calls from a
 # thread with a running loop unless told it is fine (the test thread never awaits anything).
@@ -40,13 +42,46 @@ def browser() -> Iterator[Any]:
         browser.close()
 
 
+# A page that was polling (the case counter, live lists) may still have a request running
+# in the live server when the test ends; the teardown's flush then truncates every table
+# while that request's transaction holds one of them — a deadlock that failed a test now
+# and then. Closing a page therefore waits for the server's requests in flight to finish.
+_in_flight = 0
+_idle = threading.Condition()
+
+
+def _request_started(**_: Any) -> None:
+    global _in_flight
+    with _idle:
+        _in_flight += 1
+
+
+def _request_finished(**_: Any) -> None:
+    global _in_flight
+    with _idle:
+        _in_flight -= 1
+        _idle.notify_all()
+
+
+request_started.connect(_request_started, dispatch_uid="browser-in-flight-started")
+request_finished.connect(_request_finished, dispatch_uid="browser-in-flight-finished")
+
+
+def close_context(context: Any) -> None:
+    """Close the browser context, then wait (10 s at most) for the live server to finish
+    the requests it had started."""
+    context.close()
+    with _idle:
+        _idle.wait_for(lambda: _in_flight <= 0, timeout=10)
+
+
 @pytest.fixture
 def phone_page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport=PHONE_VIEWPORT, locale="pt-BR", is_mobile=True)
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
-    context.close()
+    close_context(context)
 
 
 @pytest.fixture
@@ -55,7 +90,7 @@ def desktop_page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     page.set_default_timeout(15_000)
     yield page
-    context.close()
+    close_context(context)
 
 
 def login(page: Any, base_url: str, user: Any) -> None:

@@ -10,7 +10,7 @@ import pytest
 from conversation.models import Turn
 from routers.models import Router
 from tests import factories
-from tests.browser import login
+from tests.browser import close_context, login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -201,4 +201,4 @@ def test_the_developer_trace_never_wraps_one_letter_per_line(world, live_server,
         )
         assert widths and min(widths) >= 120, widths
     finally:
-        context.close()
+        close_context(context)
