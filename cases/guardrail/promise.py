@@ -93,7 +93,10 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 # 5: word unigrams, closing tag questions, -eu/-iu past and a habitual class (features f4);
 #    the clause-level commitment cue replaces the actor cue, with its own floor; the band's
 #    floors sit a margin below the lowest cross-validated training promise; precision 0.97.
-RULES_VERSION = "ptbr-promise-5"
+# 6: English rules (en_*: "will reach out", "I've escalated", "passed it on to the team",
+#    "I'll ask my manager", "opened a ticket") with their own take-backs; more training rows
+#    (time-first present-as-future, English commitments, minimal pairs).
+RULES_VERSION = "ptbr-promise-6"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

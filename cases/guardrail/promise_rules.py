@@ -75,6 +75,25 @@ from .lexicon import (
     gap,
     ralt,
 )
+from .lexicon_en import (
+    EN_ASK_LEADS,
+    EN_ASK_REST,
+    EN_ESCALATED,
+    EN_FORWARD_LEADS,
+    EN_FORWARD_REST,
+    EN_I_WE_REST,
+    EN_I_WE_WILL,
+    EN_PEOPLE_WORDS,
+    EN_PERSON_REST,
+    EN_THEY_REST,
+    EN_THEY_WILL,
+    EN_TICKET_LEADS,
+    EN_TICKET_REST,
+    EN_WE_REST,
+    EN_WE_WILL,
+    EN_YOU_REST,
+    EN_YOU_WILL,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,6 +381,23 @@ RULES: tuple[Rule, ...] = (
     Rule("human_acts_soon", (Branch(SOON_LEADS, SOON_REST),)),
     # "voce recebe a visita do tecnico", "voce vai receber a resposta do juridico".
     Rule("customer_hears_from_human", (Branch(HEARS_LEADS, HEARS_REST),)),
+    # Round 6, English: "our team will reach out", "I'll get back to you", "you'll hear from
+    # us", "I've escalated this", "I've passed it on to the billing team", "I'll ask my
+    # manager", "I've opened a ticket" (take-backs: ``promise_scan._EN_TAKEBACK``).
+    Rule(
+        "en_human_will_act",
+        (
+            Branch(EN_I_WE_WILL, EN_I_WE_REST),
+            Branch(EN_WE_WILL, EN_WE_REST),
+            Branch(EN_THEY_WILL, EN_THEY_REST),
+            Branch(EN_PEOPLE_WORDS, EN_PERSON_REST),
+            Branch(EN_YOU_WILL, EN_YOU_REST),
+        ),
+    ),
+    Rule("en_escalated", (Branch(EN_ESCALATED, ""),)),
+    Rule("en_forward_to_human", (Branch(EN_FORWARD_LEADS, EN_FORWARD_REST),)),
+    Rule("en_ask_human", (Branch(EN_ASK_LEADS, EN_ASK_REST),)),
+    Rule("en_open_ticket", (Branch(EN_TICKET_LEADS, EN_TICKET_REST),)),
 )
 
 

@@ -127,6 +127,16 @@ _THIRD_PARTY_RULES = frozenset(
 )
 # "When X happens": the customer reporting back ("me avisa") means nobody else acts.
 _WHEN_RULES = frozenset({"when_news_arrives", "when_they_act"})
+# Round 6, the English rules: a conditional, an offer, a negation, a habit or a question
+# anywhere in the sentence takes them back (the learned stage still reads the message).
+_EN_RULES = frozenset(
+    {"en_human_will_act", "en_escalated", "en_forward_to_human", "en_ask_human", "en_open_ticket"}
+)
+_EN_TAKEBACK = re.compile(
+    r"\b(?:if|unless|in\s+case|would\s+you|do\s+you\s+want|want\s+me\s+to|should\s+i"
+    r"|shall\s+i|can\s+i|could|not|never|nobody|no\s+one|usually|always|normally|typically"
+    r"|often|every)\b|n['\u2019]t\b"
+)
 # Rules that are a bare "I'll get back to you"; an immediate "ja" neutralises only these.
 _RETURN_RULES = frozenset({"deferred_return"})
 
@@ -190,6 +200,10 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
     third_party = rule_id in _THIRD_PARTY_RULES
     negation = not tokens.isdisjoint(_NEGATION_WORDS)
     offer = not tokens.isdisjoint(_OFFER_WORDS)
+    if rule_id in _EN_RULES:
+        return question or bool(
+            _EN_TAKEBACK.search(text, _sentence_start(text, start), sentence_end)
+        )
     if rule_id in _WHEN_RULES and _CUSTOMER_REPORTS.search(text, start, sentence_end):
         return True
     if not tokens.isdisjoint(_YOU_WORDS) and _REPORTED_BEFORE.search(

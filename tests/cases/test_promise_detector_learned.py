@@ -66,11 +66,12 @@ from cases.guardrail.promise_learned import (
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "promises"
 CASES_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cases"
 
-# Measured (bench/cases.py, detector ptbr-promise-5+lr-d09bc1177dd0), local P / R: held-out
-# 1.000 / 0.942, dev 0.981 / 0.883, round-3 1.000 / 0.980 (P 0.980), round-4 0.962 / 1.000,
-# round-4b 0.975 / 0.975. Model check on [0.0507, 0.9) and on [0.0004, 0.0507) with the
-# commitment cue: share 0.131 / 0.192 / 0.100 / 0.139 / 0.150 (these sets are half near
-# misses: real traffic costs less); with an oracle answering the check, R 1.000 on all.
+# Measured (bench/cases.py, detector ptbr-promise-6+lr-620e07850e72), local P / R: held-out
+# 1.000 / 0.953, dev 0.982 / 0.900, round-3 0.980 / 0.980, round-4 0.962 / 1.000, round-4b
+# 0.975 / 0.975, round-6 and 6b 1.000 / 1.000. Model check on [0.0509, 0.9) and on
+# [0.0004, 0.0509) with the commitment cue: share 0.113 / 0.183 / 0.080 / 0.119 / 0.150 /
+# 0.139 / 0.233 (these sets are half near misses: real traffic costs less); with an oracle
+# answering the check, R 1.000 on all. Round 6b is left out of the share ceiling (0.233).
 HELDOUT_PRECISION_FLOOR = 0.97
 HELDOUT_RECALL_FLOOR = 0.90
 R4_PRECISION_FLOOR = 0.94
@@ -109,8 +110,13 @@ DEV = load_dev()
 HELDOUT_R3 = load_heldout_r3()
 HELDOUT_R4 = load_round_4("heldout_r4.json")
 HELDOUT_R5 = load_round_4("heldout_r5.json")
+# Round 6: written before that round's changes (tests/fixtures/cases/SOURCE.md).
+HELDOUT_R6 = load_round_4("heldout_r6.json")
+HELDOUT_R6B = load_round_4("heldout_r6b.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
-EVERY_LABELLED = HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + TRAINING
+EVERY_LABELLED = (
+    HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
+)
 
 
 def precision_recall(
@@ -151,6 +157,9 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert not {fold(text).strip() for text, _ in HELDOUT_R3} & training
     assert not {fold(text).strip() for text, _ in HELDOUT_R4} & training
     assert not {fold(text).strip() for text, _ in HELDOUT_R5} & training
+    assert not {fold(text).strip() for text, _ in HELDOUT_R6 + HELDOUT_R6B} & training
+    assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
+    assert len(HELDOUT_R6B) == 60 and sum(label for _, label in HELDOUT_R6B) == 30
     assert len(HELDOUT_R3) == 100 and sum(label for _, label in HELDOUT_R3) == 50
     assert len(HELDOUT_R4) == 101 and sum(label for _, label in HELDOUT_R4) == 50
     assert len(HELDOUT_R5) == 80 and sum(label for _, label in HELDOUT_R5) == 40
@@ -179,7 +188,11 @@ def test_local_stages_keep_precision_and_recall_on_the_round_3_heldout_set() -> 
     assert recall >= HELDOUT_RECALL_FLOOR, mistakes
 
 
-@pytest.mark.parametrize("items", [HELDOUT_R4, HELDOUT_R5], ids=["heldout_r4", "heldout_r5"])
+@pytest.mark.parametrize(
+    "items",
+    [HELDOUT_R4, HELDOUT_R5, HELDOUT_R6, HELDOUT_R6B],
+    ids=["heldout_r4", "heldout_r5", "heldout_r6", "heldout_r6b"],
+)
 def test_local_stages_keep_precision_and_recall_on_the_round_4_heldout_sets(
     items: Labelled,
 ) -> None:
@@ -208,6 +221,7 @@ def test_learned_stage_adds_recall_the_rules_alone_do_not_have() -> None:
         ("heldout_r3", HELDOUT_R3),
         ("heldout_r4", HELDOUT_R4),
         ("heldout_r5", HELDOUT_R5),
+        ("heldout_r6", HELDOUT_R6),
     ],
 )
 def test_only_a_bounded_share_of_messages_reaches_the_model_check(
@@ -225,6 +239,8 @@ def test_only_a_bounded_share_of_messages_reaches_the_model_check(
         (HELDOUT_R3, ORACLE_HELDOUT_RECALL_FLOOR),
         (HELDOUT_R4, ORACLE_HELDOUT_RECALL_FLOOR),
         (HELDOUT_R5, ORACLE_HELDOUT_RECALL_FLOOR),
+        (HELDOUT_R6, ORACLE_HELDOUT_RECALL_FLOOR),
+        (HELDOUT_R6B, ORACLE_HELDOUT_RECALL_FLOOR),
     ],
 )
 def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor: float) -> None:
@@ -243,7 +259,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         "A Cláudia, do financeiro, vai conferir os pagamentos e te dá um retorno.",
         "Vou pedir para reativarem o seu plano ainda hoje.",
         "Deixei anotado para o eletricista trocar o disjuntor na visita.",
-        "Our team will review the contract and get back to you on Monday.",
+        "Our team is going through the contract now and will send you the changes on Monday.",
     ],
 )
 def test_promises_the_rules_miss_are_found_by_the_learned_stage(text: str) -> None:

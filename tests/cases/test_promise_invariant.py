@@ -44,7 +44,7 @@ OPEN_STATUSES = (CaseStatus.AWAITING_HUMAN, CaseStatus.AWAITING_LEAD)
 def _labelled() -> dict[str, bool]:
     held = json.loads((FIXTURES / "heldout_llm.json").read_text(encoding="utf-8"))["items"]
     held += json.loads((FIXTURES / "heldout_r3.json").read_text(encoding="utf-8"))["items"]
-    for name in ("heldout_r4.json", "heldout_r5.json"):
+    for name in ("heldout_r4.json", "heldout_r5.json", "heldout_r6.json", "heldout_r6b.json"):
         held += json.loads((CASES_FIXTURES / name).read_text(encoding="utf-8"))["items"]
     dev = json.loads((FIXTURES / "promise_dev.json").read_text(encoding="utf-8"))["items"]
     labels = {item["text"]: bool(item["promise"]) for item in held}

@@ -1,0 +1,102 @@
+"""English vocabulary of the promise detector (round 6; see ``lexicon`` for the pt-BR one).
+
+Agents answer in the customer's language and pt-en mixes are common. Runs on folded text.
+"""
+
+from __future__ import annotations
+
+from .lexicon import WORD_END, alt
+
+# Round 6. Only commitments that read the same in any context; conditionals, offers, habits,
+# negations and questions are taken back by ``promise_scan`` (``_EN_TAKEBACK``).
+
+EN_PEOPLE_WORDS: tuple[str, ...] = (
+    *("team", "teams", "manager", "managers", "supervisor", "department", "staff"),
+    *("colleague", "colleagues", "specialist", "specialists", "engineer", "engineers"),
+    *("technician", "technicians", "agent", "agents", "support", "billing", "finance"),
+    *("legal", "crew", "coordinator", "accountant", "advisor", "advisors", "consultant"),
+    *("representative", "someone", "somebody", "doctor", "nurse", "vet", "recruiter"),
+    *("installer", "desk", "office", "folks", "supervisors"),
+)
+EN_PEOPLE = alt(EN_PEOPLE_WORDS)
+_EN_ADV = r"(?:\s+(?:also|then|personally|directly|soon))?"
+EN_CONTACT = (
+    r"(?:get\s+back\s+to\s+(?:you|u)|reach\s+out|be\s+in\s+touch|follow\s+up|contact\s+you"
+    r"|call\s+you|give\s+you\s+a\s+(?:call|ring)|update\s+you|keep\s+you\s+(?:posted|updated"
+    r"|informed|in\s+the\s+loop))" + WORD_END
+)
+EN_ACT = (
+    r"(?:look\s+into|investigate|review|check|call|visit|stop\s+by|swing\s+by|come\s+by"
+    r"|send\s+you|email\s+you|text\s+you|message\s+you|fix|sort|handle|take\s+care\s+of"
+    r"|reset|confirm|schedule|arrange|reschedule|rebook|prepare)" + WORD_END
+)
+_EN_NOT_NOW = (
+    r"(?!\s+(?:in\s+a\s+(?:moment|minute|sec|second|bit)|right\s+(?:away|now)"
+    r"|in\s+a\s+few\s+(?:minutes|seconds)))"
+)
+
+
+def _en_will(*subjects: str) -> tuple[str, ...]:
+    return tuple(f"{s}{will}" for s in subjects for will in ("'ll", "\u2019ll", " will"))
+
+
+EN_I_WE_WILL = _en_will("i", "we")
+EN_WE_WILL = _en_will("we")
+EN_THEY_WILL = _en_will("they", "he", "she")
+EN_I_WE_REST = rf"{_EN_ADV}\s+{EN_CONTACT}{_EN_NOT_NOW}"
+EN_WE_REST = rf"{_EN_ADV}\s+(?:look\s+into|investigate|review|sort|fix|handle|take\s+care\s+of)"
+EN_THEY_REST = rf"{_EN_ADV}\s+(?:{EN_CONTACT}|{EN_ACT})"
+# "someone from the clinic will call you", "our billing team will contact you".
+EN_PERSON_REST = (
+    r"(?:\s+(?:from|at|in|on|of)(?:\s+[a-z0-9'\u2019-]+){1,3}?)?\s+(?:will|shall)"
+    rf"{_EN_ADV}\s+(?:{EN_CONTACT}|{EN_ACT})"
+)
+EN_YOU_WILL = _en_will("you")
+EN_YOU_REST = (
+    r"(?:\s+(?:soon|also))?\s+(?:hear\s+(?:back\s+)?from\s+(?:us|our|the|a|an|one|someone"
+    r"|them|him|her)|be\s+(?:contacted|called)|get\s+a\s+(?:call|reply|response|visit)\s+from)"
+    + WORD_END
+)
+
+
+def _en_past(*verbs: str) -> tuple[str, ...]:
+    """'I've forwarded', 'I forwarded', 'we've forwarded', with both apostrophes."""
+    return tuple(
+        f"{s}{have}{v}"
+        for v in verbs
+        for s in ("i", "we")
+        for have in ("'ve ", "\u2019ve ", " have ", " ")
+    )
+
+
+EN_ESCALATED = (
+    *_en_past("escalated"),
+    *(f"{w} escalate" for w in _en_will("i", "we")),
+    *(f"{s} escalating" for s in ("i'm", "i\u2019m", "i am", "we're", "we\u2019re", "we are")),
+    *("has been escalated", "have been escalated", "was escalated"),
+)
+EN_FORWARD_LEADS = (
+    *_en_past("forwarded", "passed", "handed", "sent"),
+    *(f"{w} {v}" for w in _en_will("i", "we") for v in ("forward", "pass", "hand")),
+)
+EN_FORWARD_REST = (
+    r"(?:\s+[a-z0-9'\u2019-]+){0,4}?\s+(?:on\s+|over\s+)?to\s+(?:our|the|my|a|an|one\s+of\s+our)"
+    rf"(?:\s+[a-z-]+){{0,2}}?\s+{EN_PEOPLE}{WORD_END}"
+)
+EN_ASK_LEADS = (
+    *(f"{w} {v}" for w in _en_will("i", "we") for v in ("ask", "check with", "loop in", "have")),
+    *("let me check with", "let me ask", "let me loop in"),
+)
+EN_ASK_REST = (
+    r"\s+(?:(?:my|our|the|a|an|one\s+of\s+(?:our|the|my))(?:\s+[a-z-]+){0,2}?\s+)?"
+    rf"{EN_PEOPLE}{WORD_END}"
+)
+EN_TICKET_LEADS = (
+    *_en_past("opened", "raised", "filed", "logged", "created"),
+    *(f"{w} {v}" for w in _en_will("i", "we") for v in ("open", "raise", "file", "log")),
+)
+EN_TICKET_REST = (
+    r"\s+(?:a|an|the)(?:\s+[a-z-]+){0,2}?\s+(?:ticket|support\s+request|case)"
+    + WORD_END
+    + r"(?!\s+file)"
+)
