@@ -45,21 +45,30 @@ def browser() -> Iterator[Any]:
 # A page that was polling (the case counter, live lists) may still have a request running
 # in the live server when the test ends; the teardown's flush then truncates every table
 # while that request's transaction holds one of them — a deadlock that failed a test now
-# and then. Closing a page therefore waits for the server's requests in flight to finish.
-_in_flight = 0
+# and then. Closing a page therefore waits for the live server's requests that were in
+# flight at that moment. Only requests served off the main thread count (the live server's
+# threads): the test client's run on the main thread, and one that raises into the test
+# never reaches ``request_finished``.
+_active: set[object] = set()
+_local = threading.local()
 _idle = threading.Condition()
 
 
 def _request_started(**_: Any) -> None:
-    global _in_flight
+    if threading.current_thread() is threading.main_thread():
+        return
+    _local.token = token = object()
     with _idle:
-        _in_flight += 1
+        _active.add(token)
 
 
 def _request_finished(**_: Any) -> None:
-    global _in_flight
+    token = getattr(_local, "token", None)
+    if token is None:
+        return
+    _local.token = None
     with _idle:
-        _in_flight -= 1
+        _active.discard(token)
         _idle.notify_all()
 
 
@@ -68,11 +77,13 @@ request_finished.connect(_request_finished, dispatch_uid="browser-in-flight-fini
 
 
 def close_context(context: Any) -> None:
-    """Close the browser context, then wait (10 s at most) for the live server to finish
-    the requests it had started."""
+    """Close the browser context, then wait (5 s at most) for the live server to finish
+    the requests it was serving."""
+    with _idle:
+        pending = set(_active)
     context.close()
     with _idle:
-        _idle.wait_for(lambda: _in_flight <= 0, timeout=10)
+        _idle.wait_for(lambda: not (pending & _active), timeout=5)
 
 
 @pytest.fixture
