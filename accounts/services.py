@@ -57,6 +57,20 @@ def audit_log_write(
     )
 
 
+def audited_delete(resource: Any, *, actor: Any, action: str, diff: dict[str, Any]) -> None:
+    """Delete a tenant row and write its AuditLog row, in one transaction (the row's own
+    organization names the tenant)."""
+    with transaction.atomic():
+        audit_log_write(
+            organization=resource.organization_id,
+            actor=actor,
+            action=action,
+            resource=resource,
+            diff=diff,
+        )
+        resource.delete()
+
+
 def membership_create(
     *, organization: Organization, user: Any, role: str, actor: Any = None
 ) -> Membership:

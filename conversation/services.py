@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from accounts.models import Organization
-from accounts.services import audit_log_write
+from accounts.services import audit_log_write, audited_delete
 from conversation.models import Agent, AgentVersion, ChannelSession, KnowledgeDocument
 
 VERSION_FIELDS = (
@@ -236,12 +236,4 @@ def knowledge_document_save(
 
 
 def knowledge_document_delete(*, document: KnowledgeDocument, actor: Any) -> None:
-    with transaction.atomic():
-        audit_log_write(
-            organization=document.organization_id,
-            actor=actor,
-            action="knowledge.delete",
-            resource=document,
-            diff={"title": document.title},
-        )
-        document.delete()
+    audited_delete(document, actor=actor, action="knowledge.delete", diff={"title": document.title})

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts.models import Membership, Organization
-from accounts.services import audit_log_write
+from accounts.services import audit_log_write, audited_delete
 from conversation import handoff as handoff_service
 from conversation.hooks import cancel_pending_for_conversation
 from conversation.models import (
@@ -180,15 +180,12 @@ def label_create(
 
 def label_delete(*, label: Label, actor: Any) -> None:
     """Deletes the label and takes it off every conversation."""
-    with transaction.atomic():
-        audit_log_write(
-            organization=label.organization_id,
-            actor=actor,
-            action="label.delete",
-            resource=label,
-            diff={"name": label.name, "conversations": label.links.count()},
-        )
-        label.delete()
+    audited_delete(
+        label,
+        actor=actor,
+        action="label.delete",
+        diff={"name": label.name, "conversations": label.links.count()},
+    )
 
 
 def conversation_label_toggle(*, conversation: Conversation, label: Label, actor: Any) -> bool:
@@ -267,15 +264,12 @@ def canned_reply_create(
 
 
 def canned_reply_delete(*, canned_reply: CannedReply, actor: Any) -> None:
-    with transaction.atomic():
-        audit_log_write(
-            organization=canned_reply.organization_id,
-            actor=actor,
-            action="canned_reply.delete",
-            resource=canned_reply,
-            diff={"shortcut": canned_reply.shortcut},
-        )
-        canned_reply.delete()
+    audited_delete(
+        canned_reply,
+        actor=actor,
+        action="canned_reply.delete",
+        diff={"shortcut": canned_reply.shortcut},
+    )
 
 
 def contact_update(*, contact: Contact, actor: Any, name: str) -> Contact:

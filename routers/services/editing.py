@@ -11,7 +11,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from accounts.models import Organization
-from accounts.services import audit_log_write
+from accounts.services import audit_log_write, audited_delete
 from conversation.models import Agent, ChannelSession
 from routers.classification import NONE_INTENT
 from routers.errors import RouterAlreadyExists, RouterInvalid
@@ -165,15 +165,12 @@ def router_update(
 def router_delete(*, router: Router, actor: Any) -> None:
     """Members, labelled phrases and quality runs go with it; decisions stay (router
     set to null) because they are the history of turns that happened."""
-    with transaction.atomic():
-        audit_log_write(
-            organization=router.organization_id,
-            actor=actor,
-            action="router.delete",
-            resource=router,
-            diff={"name": router.name, "channel_id": str(router.channel_id)},
-        )
-        router.delete()
+    audited_delete(
+        router,
+        actor=actor,
+        action="router.delete",
+        diff={"name": router.name, "channel_id": str(router.channel_id)},
+    )
 
 
 def _validate_members(router: Router, members: Sequence[MemberSpec]) -> list[MemberSpec]:

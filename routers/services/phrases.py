@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import transaction
 
-from accounts.services import audit_log_write
+from accounts.services import audit_log_write, audited_delete
 from routers.classification import NONE_INTENT
 from routers.errors import RouterInvalid
 from routers.models import LabelledPhrase, Router, RouterMember
@@ -107,12 +107,10 @@ def labelled_phrases_add(*, router: Router, actor: Any, phrases: Sequence[tuple[
 
 def labelled_phrase_delete(*, phrase: LabelledPhrase, actor: Any) -> None:
     with transaction.atomic():
-        audit_log_write(
-            organization=phrase.organization_id,
+        audited_delete(
+            phrase,
             actor=actor,
             action="router.labelled_phrase_delete",
-            resource=phrase,
             diff={"router_id": str(phrase.router_id), "intent": phrase.intent_name},
         )
-        phrase.delete()
         touch_router(phrase.router_id)
