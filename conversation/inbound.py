@@ -83,9 +83,11 @@ def _reopen_resolved(channel: ChannelSession, contact: Contact) -> Conversation 
 
 
 def open_conversation_for(
-    channel: ChannelSession, contact: Contact, *, reopen: bool = False
+    channel: ChannelSession, contact: Contact, *, reopen: bool = False, none_open: bool = False
 ) -> Conversation:
-    conversation = _open_conversation(channel, contact)
+    """The contact's open conversation on ``channel``: found, reopened or created.
+    ``none_open``: the caller has just looked and found none (no second look)."""
+    conversation = None if none_open else _open_conversation(channel, contact)
     if conversation is not None:
         return conversation
     if reopen and (reopened := _reopen_resolved(channel, contact)) is not None:
@@ -153,7 +155,7 @@ def _conversation_of(channel: ChannelSession, inbound: InboundMessage) -> Conver
         phone=inbound.from_phone,
         defaults={"name": inbound.from_name[:120]},
     )
-    return open_conversation_for(channel, contact, reopen=not inbound.from_me)
+    return open_conversation_for(channel, contact, reopen=not inbound.from_me, none_open=True)
 
 
 def _store_inbound(
