@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, QuerySet
 from django.utils import timezone
 
 from accounts.services import audit_log_write
@@ -108,7 +109,14 @@ def open_conversation_for(
         return conversation
 
 
-def webhook_receive(*, channel: ChannelSession, parsed: ParsedWebhook) -> ReceiveResult:
+class DuplicateDelivery(Exception):
+    """A concurrent delivery of the same event stored it first, and ``webhook_receive`` ran
+    with ``savepoints=False``: the caller's transaction is doomed; it stored nothing."""
+
+
+def webhook_receive(
+    *, channel: ChannelSession, parsed: ParsedWebhook, savepoints: bool = True
+) -> ReceiveResult:
     """Store every new inbound message and schedule its turn; apply statuses.
 
     All or nothing: a failure stores nothing of ``parsed``. Inside a transaction it joins
@@ -116,11 +124,17 @@ def webhook_receive(*, channel: ChannelSession, parsed: ParsedWebhook) -> Receiv
     carries several, ``webhooks._store_each``), so a failure dooms that transaction. A
     redelivered event (same provider message id on this channel) stores nothing new and
     starts no turn.
+
+    Two deliveries of one event at the same instant both pass the duplicate check; the
+    insert of the second fails on ``uniq_provider_message``. By default that insert runs on
+    a savepoint and the event counts as a duplicate. ``savepoints=False`` — for a caller
+    whose transaction holds this one event and nothing else (two round trips fewer per
+    webhook) — raises ``DuplicateDelivery`` instead.
     """
     result = ReceiveResult()
     with transaction.atomic(savepoint=False):
         for inbound in parsed.messages:
-            message = _store_inbound(channel, inbound, result)
+            message = _store_inbound(channel, inbound, result, savepoint=savepoints)
             if message is not None and message.direction == Direction.INBOUND:
                 # At once, not after the burst window: the turn's claim reads the window
                 # from the lines' stored times and, while the burst is still open, schedules
@@ -139,17 +153,31 @@ def webhook_receive(*, channel: ChannelSession, parsed: ParsedWebhook) -> Receiv
     return result
 
 
-def _conversation_of(channel: ChannelSession, inbound: InboundMessage) -> Conversation:
-    """The sender's open conversation on this channel — with its contact, in one query
-    when it exists (a customer writing again, the common case) — or a new or reopened one."""
+def _already_stored(channel: ChannelSession, inbound: InboundMessage) -> QuerySet[Message]:
+    return Message.objects.filter(channel=channel, provider_message_id=inbound.provider_message_id)
+
+
+def _conversation_of(channel: ChannelSession, inbound: InboundMessage) -> Conversation | None:
+    """The sender's open conversation on this channel — or a new or reopened one — and None
+    when the event is already stored. A customer writing again (the common case) costs one
+    query: their open conversation, its contact, and whether this event is a redelivery."""
     known = (
-        Conversation.objects.filter(channel=channel, contact__phone=inbound.from_phone)
+        # The contact's organization too: the lookup then starts from ``uniq_contact_phone``
+        # (one row) whatever the planner's statistics say.
+        Conversation.objects.filter(
+            channel=channel,
+            contact__organization_id=channel.organization_id,
+            contact__phone=inbound.from_phone,
+        )
         .exclude(status=ConversationStatus.CLOSED)
         .select_related("contact")
+        .annotate(event_stored=Exists(_already_stored(channel, inbound)))
         .first()
     )
     if known is not None:
-        return known
+        return None if known.event_stored else known
+    if _already_stored(channel, inbound).exists():
+        return None
     contact, _ = Contact.objects.get_or_create(
         organization_id=channel.organization_id,
         phone=inbound.from_phone,
@@ -159,21 +187,19 @@ def _conversation_of(channel: ChannelSession, inbound: InboundMessage) -> Conver
 
 
 def _store_inbound(
-    channel: ChannelSession, inbound: InboundMessage, result: ReceiveResult
+    channel: ChannelSession, inbound: InboundMessage, result: ReceiveResult, *, savepoint: bool
 ) -> Message | None:
-    if Message.objects.filter(
-        channel=channel, provider_message_id=inbound.provider_message_id
-    ).exists():
+    conversation = _conversation_of(channel, inbound)
+    if conversation is None:
         result.duplicates += 1  # a redelivery, or the echo of a message we sent
         return None
-    conversation = _conversation_of(channel, inbound)
     if inbound.from_me:
         # Someone typed on the business phone itself: keep it in the history, no turn.
         direction, sender, status = Direction.OUTBOUND, SenderKind.HUMAN, MessageStatus.SENT
     else:
         direction, sender, status = Direction.INBOUND, SenderKind.CUSTOMER, MessageStatus.RECEIVED
     try:
-        with transaction.atomic():
+        with transaction.atomic(savepoint=savepoint):
             message = Message.objects.create(
                 organization_id=channel.organization_id,
                 conversation=conversation,
@@ -187,7 +213,9 @@ def _store_inbound(
                 sent_at=inbound.timestamp if inbound.from_me else None,
                 **columns_for(inbound.media),
             )
-    except IntegrityError:  # a concurrent delivery of the same event won the race
+    except IntegrityError as exc:  # a concurrent delivery of the same event won the race
+        if not savepoint:
+            raise DuplicateDelivery from exc
         result.duplicates += 1
         return None
     now = timezone.now()

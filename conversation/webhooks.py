@@ -13,12 +13,14 @@ rate limit (429) → payload validation (400) → store, deduplicated by provide
 Payload content never makes a webhook answer 5xx. Adapters clean every string (NUL, lone
 surrogates) and refuse, one event at a time, what storage cannot hold (an id or a phone
 longer than its column) or what is addressed to another business number (Meta
-``phone_number_id``, WAHA ``session`` ≠ the channel's ``external_id``). Each valid event is
-then stored on its own savepoint, so a refused or unstorable event never blocks the valid
-ones of the same body. The answer is 200 when at least one event was accepted, 400 with the
-first refusal's code when the body carried events and none was acceptable, and 200 for a
-body with nothing to do (an event type we ignore). Concurrency errors (``IntegrityError``,
-``OperationalError``) are not payload content: they still surface so the provider redelivers.
+``phone_number_id``, WAHA ``session`` ≠ the channel's ``external_id``). When a body carries
+several events each valid one is stored on its own savepoint, so a refused or unstorable
+event never blocks the valid ones of the same body (a body of one needs none). The answer
+is 200 when at least one event was accepted, 400 with the first refusal's code when the
+body carried events and none was acceptable, and 200 for a body with nothing to do (an
+event type we ignore). A concurrent delivery of the same event counts as a duplicate; other
+concurrency errors (``IntegrityError``, ``OperationalError``) are not payload content: they
+still surface so the provider redelivers.
 """
 
 from __future__ import annotations
@@ -43,13 +45,31 @@ from conversation.channels.base import (
     log_id,
 )
 from conversation.channels.meta import verify_subscription
-from conversation.inbound import ReceiveResult, webhook_receive
+from conversation.inbound import DuplicateDelivery, ReceiveResult, webhook_receive
 from conversation.models import ChannelSession, Provider
 
 log = logging.getLogger(__name__)
 
 # Failed signature checks a channel tolerates per minute before answering 429.
 BAD_SIGNATURES_PER_MINUTE = 30
+
+# channel id → its organization, for the channels this process has seen. Safe to keep:
+# a row's organization never changes and ids are never reused, and only found channels are
+# kept — the lookup inside the tenant context still answers 404 for one deleted or switched
+# off since. It saves the narrow door's round trip on every webhook of a known number.
+_channel_organizations: dict[uuid.UUID, uuid.UUID] = {}
+_CHANNEL_ORGANIZATIONS_MAX = 10_000
+
+
+def _organization_of_channel(channel_id: uuid.UUID) -> uuid.UUID | None:
+    organization_id = _channel_organizations.get(channel_id)
+    if organization_id is None:
+        organization_id = rls.organization_of(ChannelSession, channel_id)
+        if organization_id is not None:
+            if len(_channel_organizations) >= _CHANNEL_ORGANIZATIONS_MAX:
+                _channel_organizations.clear()
+            _channel_organizations[channel_id] = organization_id
+    return organization_id
 
 
 def error(status: int, code: str, message: str) -> JsonResponse:
@@ -85,7 +105,7 @@ def webhook(request: HttpRequest, provider: str, channel_id: uuid.UUID) -> HttpR
         return response
     if provider not in Provider.values:
         return error(404, "channel_not_found", "Canal desconhecido ou inativo.")
-    organization_id = rls.organization_of(ChannelSession, channel_id)
+    organization_id = _organization_of_channel(channel_id)
     if organization_id is None:
         return error(404, "channel_not_found", "Canal desconhecido ou inativo.")
     with rls.tenant_context(organization_id):
@@ -198,7 +218,13 @@ def _store_each(
     for kind, provider_message_id, single in singles:
         try:
             with transaction.atomic(savepoint=isolate):
-                result = webhook_receive(channel=channel, parsed=single)
+                # Alone in the request's transaction (one event), the insert needs no
+                # savepoint: losing a race to a concurrent delivery dooms a transaction
+                # that holds nothing else.
+                result = webhook_receive(channel=channel, parsed=single, savepoints=isolate)
+        except DuplicateDelivery:
+            total.duplicates += 1
+            continue
         except (DataError, ValueError) as exc:
             event_id = log_id(provider_message_id)
             log.error(

@@ -147,10 +147,10 @@ def test_channel_without_an_external_id_cannot_check_the_number_and_accepts(worl
 def test_an_event_the_database_refuses_is_rejected_alone(meta, monkeypatch):
     real = webhooks.webhook_receive
 
-    def refusing(*, channel: Any, parsed: Any) -> Any:
+    def refusing(*, channel: Any, parsed: Any, **options: Any) -> Any:
         if any(m.provider_message_id == "wamid.BAD" for m in parsed.messages):
             raise DataError("value too long for type character varying(200)")
-        return real(channel=channel, parsed=parsed)
+        return real(channel=channel, parsed=parsed, **options)
 
     monkeypatch.setattr(webhooks, "webhook_receive", refusing)
     body = meta_body([meta_text("wamid.BAD"), meta_text("wamid.GOOD")])
