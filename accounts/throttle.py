@@ -35,7 +35,8 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.loader import render_to_string
 
@@ -119,7 +120,21 @@ class _Keys:
 
 
 def _count(key: str, *, timeout: int) -> int:
-    """Add one to the counter at ``key`` (created with ``timeout``); its new value."""
+    """Add one to the counter at ``key`` (created with ``timeout``); its new value.
+
+    On Redis one round trip: ``SET NX EX`` and ``INCR`` pipelined (every webhook counts a
+    hit, and Django's ``add`` + ``incr`` are three round trips). Django's Redis serializer
+    stores integers as plain numbers, so ``cache.get`` reads the same counter."""
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        full_key = backend.make_and_validate_key(key)
+        # ``_cache`` is the backend's client wrapper (Django ships no public accessor);
+        # ``get_client`` hands out a client on the backend's own connection pool.
+        client = backend._cache.get_client(full_key, write=True)  # type: ignore[attr-defined]
+        pipe = client.pipeline(transaction=False)
+        pipe.set(full_key, 0, ex=timeout, nx=True)
+        pipe.incr(full_key)
+        return int(pipe.execute()[1])
     cache.add(key, 0, timeout=timeout)
     try:
         return int(cache.incr(key))
