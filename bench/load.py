@@ -226,10 +226,61 @@ def seed(args: argparse.Namespace) -> list[Line]:
         org = factories.make_org(f"Carga {i}")
         agent = factories.make_agent(org, "Atendimento", provider="anthropic")
         channels.append(factories.make_channel(org, agent=agent, webhook_secret=SECRET))
+    seed_history(channels, args.history)
     return [
         Line(str(channels[i % len(channels)].pk), f"5511{7000_0000 + i:08d}")
         for i in range(args.conversations)
     ]
+
+
+def seed_history(channels: list[Any], per_channel: int) -> None:
+    """A business that has been running: ``per_channel`` past customers per number, each with
+    a closed conversation of four messages, then ``ANALYZE`` — the planner statistics a live
+    database has. Against empty, never-analysed tables PostgreSQL plans the webhook's and the
+    turn's lookups as nested loops over every row (it believes the tables hold one), which
+    costs a fresh bench database milliseconds of server CPU per query that no running
+    installation pays."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from conversation.models import Contact, Conversation, ConversationStatus, Message
+
+    now = timezone.now()
+    for channel in channels:
+        org = channel.organization_id
+        contacts = Contact.objects.bulk_create(
+            Contact(organization_id=org, phone=f"5561{i:09d}", name=f"Cliente {i}")
+            for i in range(per_channel)
+        )
+        conversations = Conversation.objects.bulk_create(
+            Conversation(
+                organization_id=org,
+                channel=channel,
+                contact=contact,
+                status=ConversationStatus.CLOSED,
+                last_message_at=now,
+                last_inbound_at=now,
+            )
+            for contact in contacts
+        )
+        Message.objects.bulk_create(
+            Message(
+                organization_id=org,
+                conversation=conversation,
+                channel=channel,
+                direction=direction,
+                sender_kind=sender,
+                body="mensagem antiga",
+                provider_message_id=f"hist-{conversation.pk.hex}-{n}",
+                status=status,
+            )
+            for conversation in conversations
+            for n, (direction, sender, status) in enumerate(
+                [("inbound", "customer", "received"), ("outbound", "ai", "delivered")] * 2
+            )
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
 
 
 # --- HTTP to the web server ----------------------------------------------------------------
@@ -496,6 +547,7 @@ def parse_args() -> argparse.Namespace:
     add("--duration", type=float, default=30.0, help="seconds of closed loop")
     add("--warmup", type=float, default=8.0, help="seconds of closed loop not counted")
     add("--orgs", type=int, default=4)
+    add("--history", type=int, default=1000, help="past customers per number (then ANALYZE)")
     add("--turn-workers", type=int, default=2, help="turn worker processes")
     add("--turn-threads", type=int, default=64, help="threads per turn worker")
     add("--outbox-workers", type=int, default=1)
@@ -775,13 +827,30 @@ def main() -> None:
         for process in workers:
             _signal_group(process, signal.SIGSTOP)
         try:
+            ack_cpu_before = _cpu_seconds_by_role(procs)
             alone, failed_alone = open_loop(web_port, ack_lines, args.ack_rate, args.ack_seconds)
+            ack_cpu_after = _cpu_seconds_by_role(procs)
         finally:
             for process in workers:
                 _signal_group(process, signal.SIGCONT)
         busy_lines = [Line(line.channel_id, "5531" + line.phone[4:]) for line in ack_lines]
         busy, failed_busy = open_loop(web_port, busy_lines, args.ack_rate, args.ack_seconds)
         emit("webhook_ack_sequential_p50_ms", percentile(sequential[10:], 50), "ms", 50)
+        # What one ack costs the machine (web tier alone): at ``--ack-rate`` it must stay
+        # well under cores / rate, or the requests queue.
+        ack_by_role = {
+            role: round((ack_cpu_after.get(role, 0.0) - spent) * 1000 / max(len(alone), 1), 2)
+            for role, spent in ack_cpu_before.items()
+            if role not in ("turn_workers", "outbox_workers", "fake_model")
+        }
+        emit(
+            "cpu_ms_per_ack_all_processes",
+            sum(ack_by_role.values()),
+            "ms",
+            len(alone),
+            cores=os.cpu_count(),
+            **ack_by_role,
+        )
         for name, values, failed in (
             ("", busy, failed_busy),
             ("_web_only", alone, failed_alone),
