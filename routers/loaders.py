@@ -14,9 +14,7 @@ never breaks a turn.
 from __future__ import annotations
 
 import math
-import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,6 +33,7 @@ from django.db.models import (
 )
 
 from conversation.agents import AgentConfig, agent_config_from_version
+from conversation.llm.lru import LruCache
 from conversation.models import Agent, ChannelSession
 from routers.classification import IntentOption
 from routers.classification.phrase import Phrase, phrases_from_pairs
@@ -200,51 +199,35 @@ def load_router(router: Router) -> LoadedRouter:
 MembersKey = tuple[uuid.UUID, datetime, datetime | None, int]
 Taught = tuple[tuple[LoadedMember, ...], tuple[Phrase, ...]]
 _CACHE_SIZE = 256
-_members_cache: OrderedDict[MembersKey, Taught] = OrderedDict()
-_cache_lock = threading.Lock()
+_members_cache: LruCache[MembersKey, Taught] = LruCache(_CACHE_SIZE)
 
 
 def _cached_members(key: MembersKey, organization_id: uuid.UUID) -> Taught:
-    with _cache_lock:
-        hit = _members_cache.get(key)
-        if hit is not None:
-            _members_cache.move_to_end(key)
-            return hit
-    taught = (load_members(key[0], organization_id), load_phrases(key[0], organization_id))
-    with _cache_lock:
-        _members_cache[key] = taught
-        while len(_members_cache) > _CACHE_SIZE:
-            _members_cache.popitem(last=False)
-    return taught
+    return _members_cache.get_or_build(
+        key, lambda: (load_members(key[0], organization_id), load_phrases(key[0], organization_id))
+    )
 
 
 # Published agent configs by (agent, published version, agent name): a version never
 # changes once published, so the stamp read with the channel's routing query is enough
 # to trust the cached config; a sticky turn then reads no agent row.
 AgentKey = tuple[uuid.UUID, uuid.UUID, str]
-_agents_cache: OrderedDict[AgentKey, AgentConfig] = OrderedDict()
+_agents_cache: LruCache[AgentKey, AgentConfig] = LruCache(_CACHE_SIZE)
 
 
 def remember_agent(config: AgentConfig | None) -> None:
     if config is None or config.agent_id is None or config.version_id is None:
         return
-    key: AgentKey = (config.agent_id, config.version_id, config.name)
-    with _cache_lock:
-        _agents_cache[key] = config
-        _agents_cache.move_to_end(key)
-        while len(_agents_cache) > _CACHE_SIZE:
-            _agents_cache.popitem(last=False)
+    _agents_cache.put((config.agent_id, config.version_id, config.name), config)
 
 
 def cached_agent(key: AgentKey) -> AgentConfig | None:
-    with _cache_lock:
-        return _agents_cache.get(key)
+    return _agents_cache.get(key)
 
 
 def clear_members_cache() -> None:
-    with _cache_lock:
-        _members_cache.clear()
-        _agents_cache.clear()
+    _members_cache.clear()
+    _agents_cache.clear()
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,12 @@ import hashlib
 import json
 import math
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from types import MappingProxyType
 
+from conversation.llm.lru import LruCache
 from conversation.text import fold
 
 # WhatsApp spellings and abbreviations -> the standard word (keys are already accent-free
@@ -331,8 +330,7 @@ def _confidence(top: float, runner_up: float) -> float:
 
 
 _CACHE_SIZE = 64
-_cache: OrderedDict[str, LocalClassifier] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: LruCache[str, LocalClassifier] = LruCache(_CACHE_SIZE)
 
 
 def get_or_train(labelled: Mapping[str, Sequence[str]]) -> LocalClassifier:
@@ -341,16 +339,5 @@ def get_or_train(labelled: Mapping[str, Sequence[str]]) -> LocalClassifier:
     Process-level LRU keyed by ``fingerprint``: a router's members rarely change, so a
     worker trains once per router version instead of once per turn.
     """
-    key = fingerprint(labelled)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            _cache.move_to_end(key)
-            return hit
-    model = LocalClassifier.train(labelled)  # outside the lock: training may take a while
-    with _cache_lock:
-        _cache[key] = model
-        _cache.move_to_end(key)
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return model
+    # Trained outside the cache's lock: training may take a while.
+    return _cache.get_or_build(fingerprint(labelled), lambda: LocalClassifier.train(labelled))

@@ -11,12 +11,11 @@ key is computed from the data itself.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from conversation.llm.local_classifier import LocalPrediction, get_or_train
+from conversation.llm.lru import LruCache
 
 from .encoder import get_encoder, get_rerank_encoder
 from .phrase import Phrase
@@ -49,8 +48,7 @@ def lexical_training_set(
     return labelled
 
 
-_heads: OrderedDict[str, LocalStage] = OrderedDict()
-_heads_lock = threading.Lock()
+_heads: LruCache[str, LocalStage] = LruCache(HEAD_CACHE_SIZE)
 
 
 def local_classifier_for(
@@ -66,29 +64,18 @@ def local_classifier_for(
         from .semantic import encoders_name, train_head, training_fingerprint
 
         key = training_fingerprint(intents, phrases, encoders_name(encoder, rerank))
-        with _heads_lock:
-            hit = _heads.get(key)
-            if hit is not None:
-                _heads.move_to_end(key)
-                return hit
-        # Outside the lock: slow.
-        head = train_head(intents, phrases, encoder=encoder, rerank_encoder=rerank)
-        with _heads_lock:
-            _heads[key] = head
-            _heads.move_to_end(key)
-            while len(_heads) > HEAD_CACHE_SIZE:
-                _heads.popitem(last=False)
-        return head
+        # Trained outside the cache's lock: slow.
+        return _heads.get_or_build(
+            key, lambda: train_head(intents, phrases, encoder=encoder, rerank_encoder=rerank)
+        )
     except Exception:
         log.exception("semantic head training failed; using the lexical classifier")
         return get_or_train(lexical_training_set(intents, phrases))
 
 
 def cached_heads() -> Mapping[str, LocalStage]:
-    with _heads_lock:
-        return dict(_heads)
+    return _heads.snapshot()
 
 
 def clear_heads() -> None:
-    with _heads_lock:
-        _heads.clear()
+    _heads.clear()
