@@ -61,9 +61,11 @@ def post_json(
     error_mapper: ErrorMapper,
 ) -> dict[str, Any]:
     """POST ``payload`` as JSON; return the decoded 2xx body (``{}`` when it is not an object)."""
-    with _transport_errors(provider), build_client() as client:
-        response = client.post(url, headers=dict(headers), json=dict(payload))
-    return _decoded(response, provider, error_mapper)
+    return _exchange(
+        lambda client: client.post(url, headers=dict(headers), json=dict(payload)),
+        provider,
+        error_mapper,
+    )
 
 
 def post_files(
@@ -76,9 +78,11 @@ def post_files(
     error_mapper: ErrorMapper,
 ) -> dict[str, Any]:
     """POST a multipart form (an upload); the decoded 2xx body."""
-    with _transport_errors(provider), build_client() as client:
-        response = client.post(url, headers=dict(headers), data=dict(data), files=dict(files))
-    return _decoded(response, provider, error_mapper)
+    return _exchange(
+        lambda client: client.post(url, headers=dict(headers), data=dict(data), files=dict(files)),
+        provider,
+        error_mapper,
+    )
 
 
 def get_json(
@@ -90,12 +94,12 @@ def get_json(
     params: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """GET ``url``; the decoded 2xx body (``{}`` when it is not an object)."""
-    with _transport_errors(provider), build_client() as client:
-        # No ``params`` at all when none are given: an empty mapping would drop the URL's own
-        # query (a ``paging.next`` cursor).
-        extra: dict[str, Any] = {"params": dict(params)} if params else {}
-        response = client.get(url, headers=dict(headers), **extra)
-    return _decoded(response, provider, error_mapper)
+    # No ``params`` at all when none are given: an empty mapping would drop the URL's own
+    # query (a ``paging.next`` cursor).
+    extra: dict[str, Any] = {"params": dict(params)} if params else {}
+    return _exchange(
+        lambda client: client.get(url, headers=dict(headers), **extra), provider, error_mapper
+    )
 
 
 def get_bytes(
@@ -129,6 +133,16 @@ def get_bytes(
         return b"".join(chunks), response.headers.get("Content-Type", "")
 
 
+def _exchange(
+    send: Callable[[httpx.Client], httpx.Response], provider: str, error_mapper: ErrorMapper
+) -> dict[str, Any]:
+    """One request on a fresh client: transport failures as ``SendError``, the 2xx body
+    decoded, any other status raised through ``error_mapper``."""
+    with _transport_errors(provider), build_client() as client:
+        response = send(client)
+    return _decoded(response, provider, error_mapper)
+
+
 @contextmanager
 def _transport_errors(provider: str) -> Iterator[None]:
     """httpx's transport failures as ``SendError`` (with their retryability)."""
@@ -149,11 +163,7 @@ def _transport_errors(provider: str) -> Iterator[None]:
 
 def _decoded(response: httpx.Response, provider: str, error_mapper: ErrorMapper) -> dict[str, Any]:
     if response.is_success:
-        try:
-            data = response.json()
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
+        return json_or_empty(response)
     error = error_mapper(response)
     logger.warning(
         "channel send failed",
@@ -169,6 +179,7 @@ def _decoded(response: httpx.Response, provider: str, error_mapper: ErrorMapper)
 
 
 def json_or_empty(response: httpx.Response) -> dict[str, Any]:
+    """The response's JSON object; ``{}`` when the body is not JSON or not an object."""
     try:
         data = response.json()
     except ValueError:

@@ -57,10 +57,43 @@ def templates_of(channel: ChannelSession) -> list[dict[str, Any]]:
 
 
 def find_template(channel: ChannelSession, name: str, language: str) -> dict[str, Any] | None:
-    for entry in templates_of(channel):
+    return _entry_for(templates_of(channel), name, language)
+
+
+def _entry_for(
+    entries: Sequence[dict[str, Any]], name: str, language: str
+) -> dict[str, Any] | None:
+    for entry in entries:
         if entry.get("name") == name and entry.get("language") == language:
             return entry
     return None
+
+
+def _is_approved(status: object) -> bool:
+    """Whether a template of this status may be sent or given a purpose (no status: a
+    provider that does not review templates)."""
+    return status in ("APPROVED", "", None)
+
+
+def _templates_save(
+    channel: ChannelSession,
+    entries: list[dict[str, Any]],
+    *,
+    actor: Any,
+    action: str,
+    diff: dict[str, Any],
+) -> None:
+    """Store the channel's new template list and audit the change (in the caller's
+    transaction, under its lock of the channel row)."""
+    channel.templates = entries
+    channel.save(update_fields=["templates"])
+    audit_log_write(
+        organization=channel.organization_id,
+        actor=actor,
+        action=action,
+        resource=channel,
+        diff=diff,
+    )
 
 
 def channel_templates_sync(*, channel: ChannelSession, actor: Any) -> TemplateSync:
@@ -88,13 +121,11 @@ def channel_templates_sync(*, channel: ChannelSession, actor: Any) -> TemplateSy
             added=len(keys_after - keys_before),
             removed=len(keys_before - keys_after),
         )
-        channel.templates = entries
-        channel.save(update_fields=["templates"])
-        audit_log_write(
-            organization=channel.organization_id,
+        _templates_save(
+            channel,
+            entries,
             actor=actor,
             action="channel.templates_sync",
-            resource=channel,
             diff={"total": result.total, "added": result.added, "removed": result.removed},
         )
     return result
@@ -110,7 +141,7 @@ def merge_templates(
     entries: list[dict[str, Any]] = []
     for t in remote:
         old = by_key.get((t.name, t.language)) or by_name.get(t.name) or {}
-        purpose = str(old.get("purpose") or "") if t.status in ("APPROVED", "") else ""
+        purpose = str(old.get("purpose") or "") if _is_approved(t.status) else ""
         entries.append(
             {
                 "name": t.name,
@@ -135,25 +166,21 @@ def channel_template_purpose_set(
     with transaction.atomic():
         channel = ChannelSession.objects.select_for_update().get(pk=channel.pk)
         entries = [dict(e) for e in templates_of(channel)]
-        target = next(
-            (e for e in entries if e.get("name") == name and e.get("language") == language), None
-        )
+        target = _entry_for(entries, name, language)
         if target is None:
             raise TemplateError("unknown_template")
-        if purpose and target.get("status") not in ("APPROVED", "", None):
+        if purpose and not _is_approved(target.get("status")):
             raise TemplateError("not_approved")
         before = str(target.get("purpose") or "")
         for entry in entries:
             if purpose and entry.get("purpose") == purpose:
                 entry["purpose"] = ""
         target["purpose"] = purpose
-        channel.templates = entries
-        channel.save(update_fields=["templates"])
-        audit_log_write(
-            organization=channel.organization_id,
+        _templates_save(
+            channel,
+            entries,
             actor=actor,
             action="channel.template_purpose",
-            resource=channel,
             diff={"template": f"{name}/{language}", "purpose": [before, purpose]},
         )
 
@@ -180,7 +207,7 @@ def template_message_send(
     entry = find_template(channel, name, language)
     if entry is None:
         raise TemplateError("unknown_template")
-    if entry.get("status") not in ("APPROVED", "", None):
+    if not _is_approved(entry.get("status")):
         raise TemplateError("not_approved")
     values = [p.strip() for p in parameters]
     expected = int(entry.get("parameters") or 0)

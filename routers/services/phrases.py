@@ -50,6 +50,19 @@ def _new_phrase(router: Router, text: str, intent: str, actor: Any) -> LabelledP
     )
 
 
+def _labelled_set_changed(router: Router, *, actor: Any, action: str, diff: dict[str, Any]) -> None:
+    """Move the router's stamp (each process retrains its head) and audit the change, in the
+    caller's transaction."""
+    touch_router(router.pk)
+    audit_log_write(
+        organization=router.organization_id,
+        actor=actor,
+        action=action,
+        resource=router,
+        diff=diff,
+    )
+
+
 def labelled_phrases_replace(
     *, router: Router, actor: Any, phrases: Sequence[tuple[str, str]]
 ) -> int:
@@ -60,12 +73,10 @@ def labelled_phrases_replace(
         LabelledPhrase.objects.bulk_create(
             [_new_phrase(router, text, intent, actor) for text, intent in clean]
         )
-        touch_router(router.pk)
-        audit_log_write(
-            organization=router.organization_id,
+        _labelled_set_changed(
+            router,
             actor=actor,
             action="router.labelled_phrases_replace",
-            resource=router,
             diff={"count": len(clean)},
         )
     return len(clean)
@@ -94,12 +105,10 @@ def labelled_phrases_add(*, router: Router, actor: Any, phrases: Sequence[tuple[
         total = LabelledPhrase.objects.filter(router=router).count()
         if total > MAX_LABELLED_PHRASES:
             raise RouterInvalid(f"No máximo {MAX_LABELLED_PHRASES} frases rotuladas por roteador.")
-        touch_router(router.pk)
-        audit_log_write(
-            organization=router.organization_id,
+        _labelled_set_changed(
+            router,
             actor=actor,
             action="router.labelled_phrases_add",
-            resource=router,
             diff={"added": len(new), "relabelled": len(relabelled)},
         )
     return len(new) + len(relabelled)
