@@ -45,6 +45,20 @@ def act_and_tell(
     return True
 
 
+def form_errors_text(form: BaseForm) -> str:
+    """Every error of an invalid form on one line, for a message on the next page."""
+    return " ".join(str(e) for errors in form.errors.values() for e in errors)
+
+
+def editable(membership: Membership, role: str, *forms: BaseForm) -> bool:
+    """Whether the member holds ``role`` to change what ``forms`` show; below it they are
+    shown read-only (``read_only``)."""
+    can_edit = membership.has_role(role)
+    if not can_edit:
+        read_only(*forms)
+    return can_edit
+
+
 def read_only(*forms: BaseForm) -> None:
     """A member below the editing role sees the settings filled in, every field disabled
     (the POST is refused by its role anyway)."""

@@ -11,6 +11,7 @@ input 422. No rate limit: an authenticated staff route, not a public one.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
@@ -39,6 +40,21 @@ ERRORS = {
     403: OpenApiResponse(description="Sem permissão (papel insuficiente)."),
     404: OpenApiResponse(description="Caso não encontrado nesta organização."),
 }
+
+
+def _query_choice(
+    request: Request, name: str, allowed: Collection[str], default: str, *, what: str
+) -> str:
+    """The query parameter ``name`` (``default`` when absent); any value outside ``allowed``
+    is the 422 ``validation_error`` naming the accepted ones."""
+    value = request.query_params.get(name) or default
+    if value not in allowed:
+        raise ApiError(
+            f"{what} desconhecido: use um de {', '.join(allowed)}.",
+            code="validation_error",
+            status_code=422,
+        )
+    return value
 
 
 @extend_schema(tags=["cases"])  # inherited: the tag of every operation below
@@ -76,20 +92,16 @@ class CaseListApi(_CaseApi):
         responses={200: CaseListResponse, 401: ERRORS[401], 403: ERRORS[403]},
     )
     def get(self, request: Request) -> Response:
-        key = request.query_params.get("estado") or selectors.DEFAULT_FILTER
-        if key not in selectors.FILTERS:
-            raise ApiError(
-                f"Filtro desconhecido: use um de {', '.join(selectors.FILTERS)}.",
-                code="validation_error",
-                status_code=422,
-            )
-        assignee = request.query_params.get("resp") or selectors.DEFAULT_ASSIGNEE_FILTER
-        if assignee not in selectors.ASSIGNEE_FILTERS:
-            raise ApiError(
-                f"Responsável desconhecido: use um de {', '.join(selectors.ASSIGNEE_FILTERS)}.",
-                code="validation_error",
-                status_code=422,
-            )
+        key = _query_choice(
+            request, "estado", selectors.FILTERS, selectors.DEFAULT_FILTER, what="Filtro"
+        )
+        assignee = _query_choice(
+            request,
+            "resp",
+            selectors.ASSIGNEE_FILTERS,
+            selectors.DEFAULT_ASSIGNEE_FILTER,
+            what="Responsável",
+        )
         # Constant queries for any page size (pinned in tests): the paginator's COUNT and
         # the page's rows with customer, channel and assignee joined.
         rows = selectors.case_list(api_membership(request), filter_key=key, assignee_key=assignee)

@@ -41,6 +41,14 @@ def _assignee_key(request: HttpRequest) -> str:
     return key if key in selectors.ASSIGNEE_FILTERS else selectors.DEFAULT_ASSIGNEE_FILTER
 
 
+def _list_query(filter_key: str, assignee_key: str) -> dict[str, str]:
+    """The list's query parameters: the status filter, the assignee view unless the default."""
+    query = {"estado": filter_key}
+    if assignee_key != selectors.DEFAULT_ASSIGNEE_FILTER:
+        query["resp"] = assignee_key
+    return query
+
+
 ASSIGNEE_LABELS = {
     "minhas": gettext_lazy("Minhas"),
     "sem-responsavel": gettext_lazy("Sem responsável"),
@@ -56,9 +64,7 @@ def _list_context(request: PageRequest, filter_key: str) -> dict[str, Any]:
     counts = selectors.reminder_counts([c.pk for c in cases])
     for case in cases:
         case.reminders_fired = counts.get(case.pk, 0)
-    query = {"estado": filter_key}
-    if assignee_key != selectors.DEFAULT_ASSIGNEE_FILTER:
-        query["resp"] = assignee_key
+    query = _list_query(filter_key, assignee_key)
     base_query = urlencode(query)
     if page.number > 1:
         query["page"] = str(page.number)
@@ -136,6 +142,7 @@ def _detail_context(
     context.update(
         {
             "case": case,
+            "selected": case.pk,  # the list beside the detail marks this row
             "detail": selectors.case_detail(case),
             "form": form or CaseAnswerForm(),
             "assign_form": (
@@ -168,8 +175,8 @@ def case_detail(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
     case = access(_case_queryset(), request.membership, pk=case_id)
     context = _detail_context(request, case)
     if request.htmx and request.htmx.target == "case-list":
-        return render(request, "cases/cases.html#case_list", {**context, "selected": case.pk})
-    return render(request, "cases/cases.html", {**context, "selected": case.pk})
+        return render(request, "cases/cases.html#case_list", context)
+    return render(request, "cases/cases.html", context)
 
 
 @role_required("agent")
@@ -182,12 +189,12 @@ def case_reply(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
     form = CaseAnswerForm(request.POST)
     if not form.is_valid():
         context = _detail_context(request, case, form)
-        return render(request, "cases/cases.html", {**context, "selected": case.pk}, status=422)
+        return render(request, "cases/cases.html", context, status=422)
     action = form.cleaned_data["action"]
     if action == HumanAction.ESCALATE and request.POST.get("confirmed") != "1":
         context = _detail_context(request, case, form)
         context["confirm_escalate"] = True
-        return render(request, "cases/cases.html", {**context, "selected": case.pk})
+        return render(request, "cases/cases.html", context)
     act_and_tell(
         request,
         services.case_answer,
@@ -202,9 +209,7 @@ def case_reply(request: PageRequest, case_id: uuid.UUID) -> HttpResponse:
 
 def _detail_url(request: PageRequest, case: Case) -> str:
     detail_url = reverse("cases:case_detail", kwargs={"case_id": case.pk})
-    query = {"estado": _filter_key(request)}
-    if _assignee_key(request) != selectors.DEFAULT_ASSIGNEE_FILTER:
-        query["resp"] = _assignee_key(request)
+    query = _list_query(_filter_key(request), _assignee_key(request))
     return f"{detail_url}?{urlencode(query)}"
 
 

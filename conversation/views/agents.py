@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
-from accounts.pages import read_only
+from accounts.pages import editable
 from conversation import selectors, services
 from conversation.forms import (
     AgentCreateForm,
@@ -70,7 +70,6 @@ def agent_detail(request: PageRequest, agent_id: uuid.UUID) -> HttpResponse:
         pk=agent_id,
     )
     versions = selectors.agent_versions(agent)
-    can_edit = membership.has_role("admin")
     model_choices = {
         "org_settings": membership.organization.settings,
         "current_model": versions[0].model if versions else "",
@@ -98,8 +97,7 @@ def agent_detail(request: PageRequest, agent_id: uuid.UUID) -> HttpResponse:
             initial=AgentVersionForm.initial_from(versions[0] if versions else None),
             **model_choices,
         )
-        if not can_edit:
-            read_only(form)
+    can_edit = editable(membership, "admin", form)
     context = {
         "agent": agent,
         "versions": versions,

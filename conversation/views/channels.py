@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -151,11 +152,7 @@ def _detail_context(
         if active
         else (f"agent:{channel.agent_id}" if channel.agent_id else "")
     )
-    assign = ChannelAssignForm(
-        agents=_agents(request),
-        routers=[(str(r.pk), r.name) for r in routers],
-        initial={"answered_by": answered_by},
-    )
+    assign = _assign_form(request, routers, initial={"answered_by": answered_by})
     return {
         "channel": channel,
         "form": form,
@@ -168,16 +165,20 @@ def _detail_context(
     }
 
 
+def _assign_form(
+    request: PageRequest, routers: Iterable[Router], *args: Any, **kwargs: Any
+) -> ChannelAssignForm:
+    """The "who answers" form, choosing among the org's agents and ``routers``."""
+    choices = [(str(r.pk), r.name) for r in routers]
+    return ChannelAssignForm(*args, agents=_agents(request), routers=choices, **kwargs)
+
+
 @role_required("admin")
 @require_POST
 def channel_assign(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
     channel = _channel(request, channel_id)
     routers = scoped(Router.objects.all(), request.membership)
-    form = ChannelAssignForm(
-        request.POST,
-        agents=_agents(request),
-        routers=[(str(r.pk), r.name) for r in routers],
-    )
+    form = _assign_form(request, routers, request.POST)
     if not form.is_valid():
         messages.error(request, _("Escolha um agente, um roteador ou o assistente genérico."))
         return redirect("conversation:channel_detail", channel_id=channel.pk)

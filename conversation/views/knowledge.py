@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
-from accounts.pages import read_only
+from accounts.pages import editable
 from conversation import selectors, services
 from conversation.forms import (
     KnowledgeDocumentForm,
@@ -52,7 +52,6 @@ def knowledge_edit(request: PageRequest, document_id: uuid.UUID) -> HttpResponse
 
 def _document_form(request: PageRequest, document: KnowledgeDocument | None) -> HttpResponse:
     """The document form, new (``document`` None) or saved; readers see it disabled."""
-    can_edit = request.membership.has_role("manager")
     initial = (
         {"title": document.title, "body": document.body, "is_active": document.is_active}
         if document is not None
@@ -69,8 +68,7 @@ def _document_form(request: PageRequest, document: KnowledgeDocument | None) -> 
         saved = _("Documento salvo.") if document is not None else _("Documento criado.")
         messages.success(request, saved)
         return redirect("conversation:knowledge")
-    if not can_edit:
-        read_only(form)
+    can_edit = editable(request.membership, "manager", form)
     context = {"form": form, "document": document, "can_edit": can_edit}
     return _page(request, "conversation/knowledge_form.html", context)
 

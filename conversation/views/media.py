@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
-from accounts.pages import act_and_tell
+from accounts.pages import act_and_tell, form_errors_text
 from conversation.channels.media import served_inline
 from conversation.models import ChannelSession, Conversation, Message, Provider, SenderKind
 from conversation.outbox import media as outbox_media
@@ -62,6 +62,23 @@ def _template_call(request: PageRequest, call: Callable[..., Any], **kwargs: Any
     act_and_tell(
         request, call, refused=outbox_templates.TemplateError, describe=_template_error, **kwargs
     )
+
+
+def _template_post(
+    request: PageRequest,
+    form: _TemplateChoiceForm,
+    call: Callable[..., Any],
+    *,
+    done: Any,
+    invalid: str,
+    **kwargs: Any,
+) -> None:
+    """A posted template form: ``call`` with the chosen template and the form's other fields
+    (``_template_call``), or ``invalid`` for the member when the form does not validate."""
+    if form.is_valid():
+        _template_call(request, call, done=done, **form.template_fields(), **kwargs)
+    else:
+        messages.error(request, invalid)
 
 
 def _template_error(exc: outbox_templates.TemplateError) -> str:
@@ -123,12 +140,23 @@ class MediaSendForm(forms.Form):
         return data
 
 
-class TemplateSendForm(forms.Form):
+class _TemplateChoiceForm(forms.Form):
+    """A form naming one of the channel's templates (the select's ``"name|language"``)."""
+
     template = forms.CharField(max_length=140)
-    parameters = forms.CharField(required=False, widget=forms.Textarea)
 
     def clean_template(self) -> tuple[str, str]:
         return _template_key(self.cleaned_data["template"])
+
+    def template_fields(self) -> dict[str, Any]:
+        """The outbox call's arguments: the template's name and language, the other fields."""
+        data = dict(self.cleaned_data)
+        name, language = data.pop("template")
+        return {"name": name, "language": language, **data}
+
+
+class TemplateSendForm(_TemplateChoiceForm):
+    parameters = forms.CharField(required=False, widget=forms.Textarea)
 
     def clean_parameters(self) -> list[str]:
         # One parameter per line, in the template's order.
@@ -136,18 +164,14 @@ class TemplateSendForm(forms.Form):
         return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-class TemplatePurposeForm(forms.Form):
+class TemplatePurposeForm(_TemplateChoiceForm):
     PURPOSE_LABELS = (
         ("", gettext_lazy("— nenhuma —")),
         ("follow_up", gettext_lazy("Acompanhamento de caso (fora da janela de 24 h)")),
         ("case_notice", gettext_lazy("Aviso de caso para a equipe")),
         ("reengage", gettext_lazy("Retomar conversa")),
     )
-    template = forms.CharField(max_length=140)
     purpose = forms.ChoiceField(choices=PURPOSE_LABELS, required=False)
-
-    def clean_template(self) -> tuple[str, str]:
-        return _template_key(self.cleaned_data["template"])
 
 
 @role_required("viewer")
@@ -197,8 +221,7 @@ def conversation_send_media(request: PageRequest, conversation_id: uuid.UUID) ->
         )
         messages.success(request, _("Arquivo na fila de envio."))
     else:
-        errors = [str(e) for field_errors in form.errors.values() for e in field_errors]
-        messages.error(request, " ".join(errors) or _("Arquivo inválido."))
+        messages.error(request, form_errors_text(form) or _("Arquivo inválido."))
     return redirect("conversation:conversation_detail", conversation_id=conversation.pk)
 
 
@@ -206,20 +229,14 @@ def conversation_send_media(request: PageRequest, conversation_id: uuid.UUID) ->
 @require_POST
 def conversation_send_template(request: PageRequest, conversation_id: uuid.UUID) -> HttpResponse:
     conversation = _conversation(request, conversation_id)
-    form = TemplateSendForm(request.POST)
-    if form.is_valid():
-        name, language = form.cleaned_data["template"]
-        _template_call(
-            request,
-            outbox_templates.template_message_send,
-            done=_("Modelo na fila de envio."),
-            conversation=conversation,
-            name=name,
-            language=language,
-            parameters=form.cleaned_data["parameters"],
-        )
-    else:
-        messages.error(request, _("Escolha um modelo."))
+    _template_post(
+        request,
+        TemplateSendForm(request.POST),
+        outbox_templates.template_message_send,
+        done=_("Modelo na fila de envio."),
+        invalid=_("Escolha um modelo."),
+        conversation=conversation,
+    )
     return redirect("conversation:conversation_detail", conversation_id=conversation.pk)
 
 
@@ -228,20 +245,14 @@ def conversation_send_template(request: PageRequest, conversation_id: uuid.UUID)
 def channel_templates(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
     channel = access(ChannelSession.objects.all(), request.membership, pk=channel_id)
     if request.method == "POST":
-        form = TemplatePurposeForm(request.POST)
-        if form.is_valid():
-            name, language = form.cleaned_data["template"]
-            _template_call(
-                request,
-                outbox_templates.channel_template_purpose_set,
-                done=_("Finalidade do modelo salva."),
-                channel=channel,
-                name=name,
-                language=language,
-                purpose=form.cleaned_data["purpose"],
-            )
-        else:
-            messages.error(request, _("Escolha um modelo e uma finalidade válidos."))
+        _template_post(
+            request,
+            TemplatePurposeForm(request.POST),
+            outbox_templates.channel_template_purpose_set,
+            done=_("Finalidade do modelo salva."),
+            invalid=_("Escolha um modelo e uma finalidade válidos."),
+            channel=channel,
+        )
         return redirect("conversation:channel_templates", channel_id=channel.pk)
     context = {
         "channel": channel,

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import access, role_required, scoped
 from accounts.models import Membership
+from accounts.pages import form_errors_text
 from conversation import selectors, services
 from conversation.channels.base import WebhookError
 from conversation.channels.simulator import SimulatorAdapter
@@ -144,7 +145,7 @@ def simulator_send(request: PageRequest) -> HttpResponse:
             form = _composer(channels, channel, data["telefone"], data["nome"])
     phone, name = str(form["telefone"].value() or ""), str(form["nome"].value() or "")
     if not request.htmx:
-        messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
+        messages.error(request, form_errors_text(form))
         return redirect(_simulator_url(channel, phone, name))
     chat = selectors.simulator_chat(channel, phone)
     trace_words.tag_replies(chat.messages)

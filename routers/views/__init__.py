@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
-from accounts.pages import PageRequest, read_only
+from accounts.pages import PageRequest, editable
 from routers import selectors, services
 from routers.charts import stacked_bars
 from routers.errors import RouterError
@@ -76,10 +76,8 @@ def _formset(request: PageRequest, initial: list[dict[str, Any]] | None) -> Any:
 def _edit_context(
     request: PageRequest, router: Router | None, form: RouterForm, formset: Any
 ) -> dict[str, Any]:
-    can_edit = request.membership.has_role("admin")
-    if not can_edit:
-        read_only(form, *formset.forms)
-    intents = [m.intent_name for m in selectors.router_members(router)] if router else []
+    can_edit = editable(request.membership, "admin", form, *formset.forms)
+    intents = selectors.router_intent_names(router) if router else []
     return {
         "router": router,
         "form": form,
@@ -176,9 +174,7 @@ def router_test(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
             router=router, organization=request.membership.organization, message=message
         )
         context["tested_message"] = message
-        context["intent_choices"] = intent_choices(
-            [m.intent_name for m in selectors.router_members(router)]
-        )
+        context["intent_choices"] = intent_choices(selectors.router_intent_names(router))
     if request.htmx:
         return render(request, "routers/router_form.html#test_panel", context)
     organization = request.membership.organization
@@ -219,19 +215,26 @@ def router_decisions(request: PageRequest, router_id: uuid.UUID) -> HttpResponse
 # --- the quality loop -----------------------------------------------------------------------
 
 
-def _intent_names(router: Router) -> list[str]:
-    return [m.intent_name for m in selectors.router_members(router)]
+def _quality_run(
+    request: PageRequest, router_id: uuid.UUID, run_id: uuid.UUID
+) -> tuple[Router, QualityRun]:
+    """The router and one of its quality runs (another router's run is a 404)."""
+    router = _router(request, router_id)
+    return router, access(QualityRun.objects.all(), request.membership, pk=run_id, router=router)
+
+
+def _run_context(request: PageRequest, router: Router, run: QualityRun | None) -> dict[str, Any]:
+    """What the quality page's ``#run`` fragment needs (the whole page includes it)."""
+    return {"router": router, "run": run, "can_edit_config": request.membership.has_role("admin")}
 
 
 def _quality_context(request: PageRequest, router: Router, **extra: Any) -> dict[str, Any]:
-    names = _intent_names(router)
+    names = selectors.router_intent_names(router)
     context: dict[str, Any] = {
-        "router": router,
+        **_run_context(request, router, selectors.latest_quality_run(router)),
         "phrases": selectors.labelled_phrases(router),
-        "run": selectors.latest_quality_run(router),
         "phrase_form": LabelledPhraseForm(intent_names=names),
         "paste_form": LabelledPasteForm(),
-        "can_edit_config": request.membership.has_role("admin"),
     }
     context.update(extra)
     return context
@@ -249,7 +252,7 @@ def router_quality(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
 def router_phrase_add(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
     """One labelled phrase (the test panel's "esta frase deveria ser…")."""
     router = _router(request, router_id)
-    form = LabelledPhraseForm(request.POST, intent_names=_intent_names(router))
+    form = LabelledPhraseForm(request.POST, intent_names=selectors.router_intent_names(router))
     if form.is_valid():
         try:
             services.labelled_phrases_add(
@@ -276,7 +279,9 @@ def router_phrases_paste(request: PageRequest, router_id: uuid.UUID) -> HttpResp
     router = _router(request, router_id)
     form = LabelledPasteForm(request.POST)
     if form.is_valid():
-        parsed = parse_labelled_lines(form.cleaned_data["lines"], _intent_names(router))
+        parsed = parse_labelled_lines(
+            form.cleaned_data["lines"], selectors.router_intent_names(router)
+        )
         for error in parsed.errors:
             form.add_error("lines", error)
         if parsed.phrases and not parsed.errors:
@@ -323,14 +328,8 @@ def router_quality_progress(
     request: PageRequest, router_id: uuid.UUID, run_id: uuid.UUID
 ) -> HttpResponse:
     """The fragment the quality page polls while a run is going; the results once done."""
-    router = _router(request, router_id)
-    run = access(QualityRun.objects.all(), request.membership, pk=run_id, router=router)
-    context = {
-        "router": router,
-        "run": run,
-        "can_edit_config": request.membership.has_role("admin"),
-    }
-    return render(request, "routers/quality.html#run", context)
+    router, run = _quality_run(request, router_id, run_id)
+    return render(request, "routers/quality.html#run", _run_context(request, router, run))
 
 
 @role_required("admin")
@@ -338,8 +337,7 @@ def router_quality_progress(
 def router_apply_suggestion(
     request: PageRequest, router_id: uuid.UUID, run_id: uuid.UUID
 ) -> HttpResponse:
-    router = _router(request, router_id)
-    run = access(QualityRun.objects.all(), request.membership, pk=run_id, router=router)
+    router, run = _quality_run(request, router_id, run_id)
     suggestion = (run.results or {}).get("suggestion") or {}
     if not suggestion:
         messages.error(request, _("Esta rodada não tem sugestão."))

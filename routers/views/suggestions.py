@@ -27,7 +27,7 @@ from routers.models import Router, RouterSuggestion, SuggestionStatus
 
 def suggestions_context(router: Router, *, can_edit: bool) -> dict[str, Any]:
     """What ``routers/_suggestions.html`` needs (the router page includes it too)."""
-    names = [m.intent_name for m in selectors.router_members(router)]
+    names = selectors.router_intent_names(router)
     return {
         "router": router,
         "suggestions": selectors.pending_suggestions(router),
