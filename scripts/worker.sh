@@ -16,11 +16,6 @@
 # CELERY_BEAT_SCHEDULE_FILE (beat's state file). Scale turns by adding processes (one per
 # core) before adding threads: the GIL caps one process at about one core of non-model work.
 #
-# WORKER_NICE (default 10): workers run at a lower CPU priority than the web server, so on a
-# shared machine a webhook is acknowledged at once however busy the turns are (a late ack
-# makes the provider redeliver; a turn a few hundred ms later is still an answer). 0 turns
-# it off — e.g. workers alone on their own machines.
-#
 # Run each one under a supervisor that restarts it (systemd Restart=always, a Kubernetes
 # Deployment): Celery/kombu 5.7 end a worker that holds unacknowledged tasks when the Redis
 # connection drops ("Unrecoverable error") instead of reconnecting. Nothing is lost (the
@@ -80,10 +75,6 @@ case "$KIND" in
 esac
 
 cmd+=("$@")
-NICE=${WORKER_NICE:-10}
-if [ "$KIND" != "beat" ] && [ "$NICE" != "0" ]; then
-  cmd=(nice -n "$NICE" "${cmd[@]}")
-fi
 if [ "$PRINT" = "1" ]; then
   prefix=""
   [ "$KIND" != "beat" ] && prefix="DB_POOL_MAX_SIZE=$DB_POOL_MAX_SIZE "

@@ -56,15 +56,6 @@ def test_the_bulk_worker_is_prefork_without_a_pool_and_takes_the_default_queue()
     assert words[0] == "DB_POOL_MAX_SIZE=0"  # Celery closes a pool after every prefork task
 
 
-def test_workers_yield_the_cpu_to_the_web_server_unless_told_not_to() -> None:
-    for kind in ("turns", "outbox", "bulk"):
-        words = _printed(kind)
-        assert words[1:4] == ["nice", "-n", "10"], kind
-    assert _printed("turns", WORKER_NICE="5")[1:4] == ["nice", "-n", "5"]
-    assert "nice" not in _printed("turns", WORKER_NICE="0")
-    assert "nice" not in _printed("beat")
-
-
 def test_beat_is_its_own_process_and_runs_no_tasks() -> None:
     words = _printed("beat")
     assert "beat" in words and "worker" not in words
