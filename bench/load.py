@@ -570,6 +570,7 @@ def parse_args() -> argparse.Namespace:
     add("--pg-port", type=int, default=5432)
     add("--redis-db", type=int, default=9)
     add("--max-seconds", type=float, default=900.0, help="hard cap on the whole run")
+    add("--profile", default="", help="directory: cProfile every worker task, dumped per process")
     add("--fake-model", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args()
 
@@ -667,6 +668,7 @@ def main() -> None:
             PYTHON=sys.executable,
             PYTHONPATH=f"{ROOT / 'bench'}:{ROOT}",
             LOAD_PROBE_REDIS_URL=redis_url,
+            LOAD_PROFILE_DIR=args.profile or "",
         )
         if not routed:  # no per-queue routes configured: every task on the default queue
             base_env.update(CELERY_TURNS_QUEUE="retaguarda", CELERY_OUTBOX_QUEUE="retaguarda")
