@@ -62,14 +62,9 @@ class ReadOnlyInline(_NoWrites):
         return getattr(self, "fields", None) or ()
 
 
-def _organization_of(obj: Model) -> Any:
-    return obj.pk if isinstance(obj, Organization) else obj.organization_id  # type: ignore[attr-defined]
-
-
 def audit_admin_write(request: HttpRequest, obj: Model, verb: str, diff: dict[str, Any]) -> None:
     """The AuditLog row of an admin-only write (``<model>.admin_<verb>``)."""
     services.audit_log_write(
-        organization=_organization_of(obj),
         actor=request.user,
         action=f"{obj._meta.model_name}.admin_{verb}",
         resource=obj,

@@ -35,15 +35,35 @@ def mask_secrets(value: Any) -> Any:
     return str(value)
 
 
+def _audited_organization_id(resource: Any) -> Any:
+    """The tenant of ``resource``'s audit row when the caller names none: an Organization
+    audits under itself, any other tenant row under its own ``organization_id``."""
+    organization_id: Any = (
+        resource.pk
+        if isinstance(resource, Organization)
+        else getattr(resource, "organization_id", None)
+    )
+    if organization_id is None:
+        raise TypeError(
+            f"audit_log_write: {type(resource).__name__} has no organization; "
+            "pass organization= explicitly"
+        )
+    return organization_id
+
+
 def audit_log_write(
     *,
-    organization: Organization | Any,
+    organization: Organization | Any = None,
     actor: Any,
     action: str,
     resource: Any,
     diff: dict[str, Any] | None = None,
     actor_kind: str = "user",
 ) -> AuditLog:
+    """Write one AuditLog row. ``organization`` (an Organization or its id) defaults to the
+    resource's own; pass it only for a resource that has none (a global row, ``None``)."""
+    if organization is None:
+        organization = _audited_organization_id(resource)
     user = actor if actor is not None and getattr(actor, "is_authenticated", False) else None
     return AuditLog.objects.create(
         organization_id=getattr(organization, "pk", organization),
@@ -61,13 +81,7 @@ def audited_delete(resource: Any, *, actor: Any, action: str, diff: dict[str, An
     """Delete a tenant row and write its AuditLog row, in one transaction (the row's own
     organization names the tenant)."""
     with transaction.atomic():
-        audit_log_write(
-            organization=resource.organization_id,
-            actor=actor,
-            action=action,
-            resource=resource,
-            diff=diff,
-        )
+        audit_log_write(actor=actor, action=action, resource=resource, diff=diff)
         resource.delete()
 
 
@@ -76,7 +90,6 @@ def membership_create(
 ) -> Membership:
     membership = Membership.objects.create(organization=organization, user=user, role=Role(role))
     audit_log_write(
-        organization=organization,
         actor=actor,
         action="membership.create",
         resource=membership,
@@ -123,7 +136,6 @@ def invitation_create(
         invited_by=actor if getattr(actor, "is_authenticated", False) else None,
     )
     audit_log_write(
-        organization=organization,
         actor=actor,
         action="invitation.create",
         resource=invitation,
@@ -138,12 +150,7 @@ def invitation_revoke(*, invitation: Invitation, actor: Any) -> Invitation:
         raise TeamError(_("Este convite já foi usado ou cancelado."))
     invitation.revoked_at = timezone.now()
     invitation.save(update_fields=["revoked_at"])
-    audit_log_write(
-        organization=invitation.organization_id,
-        actor=actor,
-        action="invitation.revoke",
-        resource=invitation,
-    )
+    audit_log_write(actor=actor, action="invitation.revoke", resource=invitation)
     return invitation
 
 
@@ -161,7 +168,6 @@ def invitation_accept(*, invitation: Invitation, user: Any) -> Membership:
     locked.accepted_by = user
     locked.save(update_fields=["accepted_at", "accepted_by"])
     audit_log_write(
-        organization=locked.organization_id,
         actor=user,
         action="invitation.accept",
         resource=locked,
@@ -182,7 +188,6 @@ def membership_role_change(*, membership: Membership, actor: Any, role: str) -> 
     membership.role = new_role
     membership.save(update_fields=["role"])
     audit_log_write(
-        organization=membership.organization_id,
         actor=actor,
         action="membership.role_change",
         resource=membership,
@@ -202,7 +207,6 @@ def membership_remove(*, membership: Membership, actor: Any) -> None:
     ):
         raise TeamError(_("A organização precisa de pelo menos um administrador."))
     audit_log_write(
-        organization=membership.organization_id,
         actor=actor,
         action="membership.remove",
         resource=membership,

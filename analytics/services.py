@@ -97,7 +97,6 @@ def budget_set(
         org.save(update_fields=["settings"])
         organization.settings = data
         audit_log_write(
-            organization=org,
             actor=actor,
             action="analytics.budget_set",
             resource=org,
@@ -158,7 +157,6 @@ def budget_switch_record(
             org.save(update_fields=["settings"])
             organization.settings = data
             audit_log_write(
-                organization=org,
                 actor=None,
                 actor_kind="system",
                 action=f"analytics.budget_{level}",

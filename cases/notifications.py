@@ -212,7 +212,6 @@ def notification_settings_save(
         if any(before[f] != fields[f] for f in cadence & set(fields)):
             rescheduled = reminders_reschedule(organization_id=organization_id)
         audit_log_write(
-            organization=organization_id,
             actor=actor,
             action="case_notifications.update",
             resource=row,

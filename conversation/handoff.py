@@ -102,7 +102,6 @@ def perform_human_handoff(
             handoff.last_activity_at = now
             handoff.save(update_fields=["reason", "briefing", "last_activity_at"])
         audit_log_write(
-            organization=conversation.organization_id,
             actor=actor,
             action="handoff.perform",
             resource=handoff,
@@ -145,7 +144,6 @@ def handoff_reply(*, handoff: Handoff, actor: Any, text: str) -> Message:
         )
         handoff.conversation.save(update_fields=["last_message_at"])
         audit_log_write(
-            organization=handoff.organization_id,
             actor=actor,
             action="handoff.reply",
             resource=message,
@@ -169,7 +167,6 @@ def handoff_return_to_ai(*, handoff: Handoff, actor: Any) -> Handoff:
         handoff.returned_by = actor
         handoff.save(update_fields=["status", "returned_at", "returned_by"])
         audit_log_write(
-            organization=handoff.organization_id,
             actor=actor,
             action="handoff.return_to_ai",
             resource=handoff,

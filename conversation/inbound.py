@@ -73,7 +73,6 @@ def _reopen_resolved(channel: ChannelSession, contact: Contact) -> Conversation 
         return _open_conversation(channel, contact)
     last.status = status
     audit_log_write(
-        organization=last.organization_id,
         actor=None,
         action="conversation.reopen",
         resource=last,

@@ -111,7 +111,6 @@ def contact_erase(*, contact: Contact, actor: Any) -> Erasure:
             other_rows=others,
         )
         audit_log_write(
-            organization=contact.organization_id,
             actor=actor,
             action="contact.erase",
             resource=contact,
@@ -144,7 +143,6 @@ def retention_apply(*, organization: Organization, now: datetime | None = None) 
         )
         if count or media or briefings:
             audit_log_write(
-                organization=organization,
                 actor=None,
                 actor_kind="system",
                 action="retention.apply",

@@ -37,7 +37,6 @@ def agent_create(
     with transaction.atomic():
         agent = Agent.objects.create(organization=organization, name=name)
         audit_log_write(
-            organization=organization,
             actor=actor,
             action="agent.create",
             resource=agent,
@@ -70,7 +69,6 @@ def agent_version_create(*, agent: Agent, actor: Any, **fields: Any) -> AgentVer
         )
         changed = [f for f in VERSION_FIELDS if getattr(latest, f, None) != getattr(version, f)]
         audit_log_write(
-            organization=agent.organization_id,
             actor=actor,
             action="agent.version_create",
             resource=version,
@@ -88,7 +86,6 @@ def agent_publish(*, agent: Agent, version: AgentVersion, actor: Any) -> Agent:
         agent.published_version = version
         agent.save(update_fields=["published_version"])
         audit_log_write(
-            organization=agent.organization_id,
             actor=actor,
             action="agent.publish",
             resource=agent,
@@ -106,7 +103,6 @@ def channel_create(
             organization=organization, name=name, provider=provider, **fields
         )
         audit_log_write(
-            organization=organization,
             actor=actor,
             action="channel.create",
             resource=channel,
@@ -160,7 +156,6 @@ def channel_update(
         updated = [k if k != "agent_id" else "agent" for k in diff]
         channel.save(update_fields=updated)
         audit_log_write(
-            organization=channel.organization_id,
             actor=actor,
             action="channel.update",
             resource=channel,
@@ -177,7 +172,6 @@ def channel_set_active(*, channel: ChannelSession, actor: Any, is_active: bool) 
         channel.is_active = bool(is_active)
         channel.save(update_fields=["is_active"])
         audit_log_write(
-            organization=channel.organization_id,
             actor=actor,
             action="channel.activate" if is_active else "channel.deactivate",
             resource=channel,
@@ -197,7 +191,6 @@ def channel_new_webhook_secret(*, channel: ChannelSession, actor: Any) -> str:
         setattr(channel, field, secret)
         channel.save(update_fields=[field])
         audit_log_write(
-            organization=channel.organization_id,
             actor=actor,
             action="channel.secret_rotate",
             resource=channel,

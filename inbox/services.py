@@ -61,7 +61,6 @@ def conversation_assign(
         conversation.assigned_to = assignee
         conversation.save(update_fields=["assigned_to"])
         audit_log_write(
-            organization=conversation.organization_id,
             actor=actor,
             action="conversation.assign",
             resource=conversation,
@@ -144,7 +143,6 @@ def conversation_resolve(*, conversation: Conversation, actor: Any) -> Conversat
         )
         cancelled = cancel_pending_for_conversation(conversation, "closed")
         audit_log_write(
-            organization=conversation.organization_id,
             actor=actor,
             action="conversation.resolve",
             resource=conversation,
@@ -169,7 +167,6 @@ def label_create(
     with transaction.atomic():
         label = Label.objects.create(organization=organization, name=name, color=LabelColor(color))
         audit_log_write(
-            organization=organization,
             actor=actor,
             action="label.create",
             resource=label,
@@ -203,7 +200,6 @@ def conversation_label_toggle(*, conversation: Conversation, label: Label, actor
                 label=label,
             )
         audit_log_write(
-            organization=conversation.organization_id,
             actor=actor,
             action="conversation.label_add" if not removed else "conversation.label_remove",
             resource=conversation,
@@ -231,7 +227,6 @@ def internal_note_add(
             body=body,
         )
         audit_log_write(
-            organization=contact.organization_id,
             actor=actor,
             action="note.add",
             resource=note,
@@ -254,7 +249,6 @@ def canned_reply_create(
             organization=organization, shortcut=shortcut, title=title.strip(), body=body.strip()
         )
         audit_log_write(
-            organization=organization,
             actor=actor,
             action="canned_reply.create",
             resource=reply,
@@ -282,7 +276,6 @@ def contact_update(*, contact: Contact, actor: Any, name: str) -> Contact:
         contact.name = name
         contact.save(update_fields=["name"])
         audit_log_write(
-            organization=contact.organization_id,
             actor=actor,
             action="contact.update",
             resource=contact,

@@ -37,7 +37,6 @@ def _event(
 
 def _audit_system(case: Case, action: str, diff: dict[str, Any]) -> None:
     audit_log_write(
-        organization=case.organization_id,
         actor=None,
         action=action,
         resource=case,
@@ -49,7 +48,6 @@ def _audit_system(case: Case, action: str, diff: dict[str, Any]) -> None:
 def _audit_sweep(organization_id: uuid.UUID, action: str, diff: dict[str, Any]) -> None:
     """A sweep's AuditLog row: the system, acting on the whole organization."""
     audit_log_write(
-        organization=organization_id,
         actor=None,
         action=action,
         resource=Organization(pk=organization_id),

@@ -51,7 +51,6 @@ def case_assign(*, case: Case, actor: Any, assignee: Any | None) -> Case:
             metadata={"assigned_to": new_id, "previous": previous},
         )
         audit_log_write(
-            organization=locked.organization_id,
             actor=actor,
             action="case.assign",
             resource=locked,

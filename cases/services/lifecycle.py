@@ -165,7 +165,6 @@ def case_answer(*, case: Case, actor: Any, action: str, text: str) -> CaseEvent:
                 actor=actor,
             )
         audit_log_write(
-            organization=locked.organization_id,
             actor=actor,
             action="case.answer",
             resource=locked,

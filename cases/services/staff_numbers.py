@@ -53,7 +53,6 @@ def staff_number_set(*, membership: Membership, actor: Any, phone: str) -> Staff
             current.phone = phone
             current.save(update_fields=["phone"])
         audit_log_write(
-            organization=membership.organization_id,
             actor=actor,
             action="case_staff_number.set" if phone else "case_staff_number.remove",
             resource=membership,

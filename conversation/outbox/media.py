@@ -107,7 +107,6 @@ def message_media_fetch(*, message: Message) -> StoredMedia:
             message.media_mime = download.mime_type[:100]
         message.save(update_fields=["media_file", "media_mime"])
         audit_log_write(
-            organization=message.organization_id,
             actor=None,
             actor_kind="system",
             action="message.media_fetch",
@@ -170,7 +169,6 @@ def outbound_media_enqueue(
             message.save(update_fields=["media_file"])
         conversation.save(update_fields=["last_message_at"])
         audit_log_write(
-            organization=conversation.organization_id,
             actor=actor,
             actor_kind="user" if actor is not None else "system",
             action="message.media_send",

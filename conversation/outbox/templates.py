@@ -88,7 +88,6 @@ def _templates_save(
     channel.templates = entries
     channel.save(update_fields=["templates"])
     audit_log_write(
-        organization=channel.organization_id,
         actor=actor,
         action=action,
         resource=channel,
@@ -228,7 +227,6 @@ def template_message_send(
         )
         conversation.save(update_fields=["last_message_at"])
         audit_log_write(
-            organization=conversation.organization_id,
             actor=actor,
             action="message.template_send",
             resource=message,

@@ -120,7 +120,6 @@ def message_resend(*, message: Message, actor: Any) -> bool:
         if not requeued:
             return False
         audit_log_write(
-            organization=message.organization_id,
             actor=actor,
             action="message.resend",
             resource=message,

@@ -136,7 +136,6 @@ def demo_invoice_save(
             organization=organization, contact=contact, defaults={"detail": detail}
         )
         audit_log_write(
-            organization=organization,
             actor=actor,
             action="demo_invoice.create" if created else "demo_invoice.replace",
             resource=invoice,

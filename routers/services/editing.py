@@ -89,7 +89,6 @@ def router_create(
         except IntegrityError as exc:  # a concurrent create won the race
             raise RouterAlreadyExists(ALREADY_EXISTS_MESSAGE, field="channel") from exc
         audit_log_write(
-            organization=organization,
             actor=actor,
             action="router.create",
             resource=router,
@@ -153,7 +152,6 @@ def router_update(
         except IntegrityError as exc:
             raise RouterAlreadyExists(ALREADY_EXISTS_MESSAGE, field="channel") from exc
         audit_log_write(
-            organization=router.organization_id,
             actor=actor,
             action="router.update",
             resource=router,
@@ -224,7 +222,6 @@ def router_members_replace(
         )
         router.save(update_fields=["updated_at"])
         audit_log_write(
-            organization=router.organization_id,
             actor=actor,
             action="router.members_replace",
             resource=router,

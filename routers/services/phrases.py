@@ -55,7 +55,6 @@ def _labelled_set_changed(router: Router, *, actor: Any, action: str, diff: dict
     caller's transaction."""
     touch_router(router.pk)
     audit_log_write(
-        organization=router.organization_id,
         actor=actor,
         action=action,
         resource=router,

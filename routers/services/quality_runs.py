@@ -55,7 +55,6 @@ def quality_run_start(*, router: Router, actor: Any) -> QualityRun:
             created_by=actor if getattr(actor, "is_authenticated", False) else None,
         )
         audit_log_write(
-            organization=router.organization_id,
             actor=actor,
             action="router.quality_run_start",
             resource=run,
@@ -165,7 +164,6 @@ def quality_run_execute(run_id: str) -> QualityRun | None:
             update_fields=["results", "processed", "total", "status", "error_code", "finished_at"]
         )
         audit_log_write(
-            organization=organization,
             actor=None,
             action="router.quality_run_finish",
             resource=run,

@@ -77,7 +77,6 @@ def suggestion_record(
 
 def _audit_record(router: Router | LoadedRouter, suggestion: RouterSuggestion) -> None:
     audit_log_write(
-        organization=router.organization_id,
         actor=None,
         action="router.suggestion_record",
         resource=suggestion,
@@ -113,7 +112,6 @@ def suggestion_accept(
         _decide(suggestion, SuggestionStatus.ACCEPTED, actor)
         touch_router(suggestion.router_id)
         audit_log_write(
-            organization=suggestion.organization_id,
             actor=actor,
             action="router.suggestion_accept",
             resource=suggestion,
@@ -126,7 +124,6 @@ def suggestion_reject(*, suggestion: RouterSuggestion, actor: Any) -> None:
     with transaction.atomic():
         _decide(suggestion, SuggestionStatus.REJECTED, actor)
         audit_log_write(
-            organization=suggestion.organization_id,
             actor=actor,
             action="router.suggestion_reject",
             resource=suggestion,
