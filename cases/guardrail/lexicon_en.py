@@ -21,7 +21,7 @@ EN_PEOPLE_WORDS: tuple[str, ...] = (
 EN_PEOPLE = alt(EN_PEOPLE_WORDS)
 _EN_ADV = r"(?:\s+(?:also|then|personally|directly|soon))?"
 EN_CONTACT = (
-    r"(?:get\s+back\s+to\s+(?:you|u)|reach\s+out|be\s+in\s+touch|follow\s+up|contact\s+you"
+    r"(?:get\s+back\s+to\s+(?:you|u)|come\s+back\s+to\s+(?:you|u)|reach\s+out|be\s+in\s+touch|follow\s+up|contact\s+you"
     r"|call\s+you|give\s+you\s+a\s+(?:call|ring)|update\s+you|keep\s+you\s+(?:posted|updated"
     r"|informed|in\s+the\s+loop))" + WORD_END
 )
@@ -42,7 +42,16 @@ def _en_will(*subjects: str) -> tuple[str, ...]:
 
 EN_I_WE_WILL = _en_will("i", "we")
 EN_WE_WILL = _en_will("we")
-EN_THEY_WILL = _en_will("they", "he", "she")
+EN_THEY_WILL = (
+    *_en_will("they", "he", "she"),
+    # Round 7: "they're going to look at your claim".
+    *(
+        f"{s}{be} going to"
+        for s, bes in (("they", ("'re", "\u2019re", " are")), ("he", ("'s", "\u2019s", " is")))
+        for be in bes
+    ),
+    *(f"she{be} going to" for be in ("'s", "\u2019s", " is")),
+)
 EN_I_WE_REST = rf"{_EN_ADV}\s+{EN_CONTACT}{_EN_NOT_NOW}"
 EN_WE_REST = rf"{_EN_ADV}\s+(?:look\s+into|investigate|review|sort|fix|handle|take\s+care\s+of)"
 EN_THEY_REST = rf"{_EN_ADV}\s+(?:{EN_CONTACT}|{EN_ACT})"
@@ -78,6 +87,13 @@ EN_ESCALATED = (
 EN_FORWARD_LEADS = (
     *_en_past("forwarded", "passed", "handed", "sent"),
     *(f"{w} {v}" for w in _en_will("i", "we") for v in ("forward", "pass", "hand")),
+    # Round 7, the passive hand-over still pending: "your request has been sent to our
+    # approvals team", "your case has been assigned to a specialist".
+    *(
+        f"{aux} been {v}"
+        for aux in ("has", "have")
+        for v in ("sent", "forwarded", "passed", "handed", "assigned", "referred", "routed")
+    ),
 )
 EN_FORWARD_REST = (
     r"(?:\s+[a-z0-9'\u2019-]+){0,4}?\s+(?:on\s+|over\s+)?to\s+(?:our|the|my|a|an|one\s+of\s+our)"
@@ -99,4 +115,22 @@ EN_TICKET_REST = (
     r"\s+(?:a|an|the)(?:\s+[a-z-]+){0,2}?\s+(?:ticket|support\s+request|case)"
     + WORD_END
     + r"(?!\s+file)"
+)
+# Round 7. "Expect a call from our retention team", "you can expect a reply from the legal
+# department", "you should receive an email from our recruiter".
+EN_EXPECT_LEADS = (
+    "expect",
+    *(f"you {m}" for m in ("can expect", "should expect", "should receive", "should get")),
+    *(f"you{will} {v}" for will in ("'ll", "\u2019ll", " will") for v in ("get", "receive")),
+)
+EN_EXPECT_REST = (
+    r"(?:\s+(?:a|an|the))?(?:\s+[a-z-]+){0,2}?\s+(?:call|email|e-mail|reply|response|update"
+    r"|visit|message|text|answer)\s+from\s+(?:our|the|a|an|one\s+of\s+our|your)"
+    rf"(?:\s+[a-z-]+){{0,2}}?\s+{EN_PEOPLE}{WORD_END}"
+)
+# "your claim is with our adjusters now", "your request is with the finance team now".
+EN_PENDING_LEADS = ("is with", "is now with", "are with", "are now with", "is sitting with")
+EN_PENDING_REST = (
+    r"\s+(?:our|the|my|a|an|one\s+of\s+our)(?:\s+[a-z-]+){0,2}?\s+"
+    rf"{EN_PEOPLE}{WORD_END}(?:\s+now|\s*,?\s+(?:waiting|awaiting|who|for|to\s+(?:review|approve)))"
 )

@@ -96,7 +96,12 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 # 6: English rules (en_*: "will reach out", "I've escalated", "passed it on to the team",
 #    "I'll ask my manager", "opened a ticket") with their own take-backs; more training rows
 #    (time-first present-as-future, English commitments, minimal pairs).
-RULES_VERSION = "ptbr-promise-6"
+# 7: rules for passive hand-overs ("has been sent / assigned to our team"), escalation to a
+#    support level ("subiu para o nivel 2"), pending with a team ("esta com a gerencia agora",
+#    "is with our finance team now"), "pode aguardar o contato de", a subjectless plural at a
+#    sentence start ("Vao te ligar"), "fica encarregado de", "na fila do suporte", "expect a
+#    call from", "they're going to"; the learned stage's L2 lowered (promise_fitting).
+RULES_VERSION = "ptbr-promise-7"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

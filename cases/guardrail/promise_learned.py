@@ -193,7 +193,8 @@ def load_corpus(path: Path = CORPUS_PATH) -> list[TrainingRow]:
 
 
 def corpus_digest(rows: Iterable[TrainingRow]) -> str:
-    digest = hashlib.sha256(FEATURE_VERSION.encode())
+    # The regularisation is part of what the calibration was computed for.
+    digest = hashlib.sha256(f"{FEATURE_VERSION}:l2={L2!r}".encode())
     for row in rows:
         digest.update(b"\x01" if row.promise else b"\x00")
         digest.update(row.text.encode("utf-8", "surrogatepass"))

@@ -16,7 +16,6 @@ Rule ids are the public identifiers of what fired: keep them stable.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from .lexicon import (
     ACTION_GER,
@@ -38,6 +37,7 @@ from .lexicon import (
     CHECK_INF,
     CHECK_PRESENT_LEADS,
     CLITIC_VERBS,
+    CORE,
     FUT_AUX,
     FUT_AUX_WORDS,
     FWD_FINITE_LEADS,
@@ -75,72 +75,21 @@ from .lexicon import (
     gap,
     ralt,
 )
-from .lexicon_en import (
-    EN_ASK_LEADS,
-    EN_ASK_REST,
-    EN_ESCALATED,
-    EN_FORWARD_LEADS,
-    EN_FORWARD_REST,
-    EN_I_WE_REST,
-    EN_I_WE_WILL,
-    EN_PEOPLE_WORDS,
-    EN_PERSON_REST,
-    EN_THEY_REST,
-    EN_THEY_WILL,
-    EN_TICKET_LEADS,
-    EN_TICKET_REST,
-    EN_WE_REST,
-    EN_WE_WILL,
-    EN_YOU_REST,
-    EN_YOU_WILL,
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Branch:
-    leads: tuple[str, ...]  # literal folded phrases, words separated by single spaces
-    rest: str  # regex that must follow the lead
-    before: str = ""  # extra zero-width assertion placed before the lead
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    rule_id: str  # reported when no tail group matched
-    branches: tuple[Branch, ...]
-    tails: tuple[str, ...] = ()  # ids of named tail groups, reported instead of rule_id
-    # Words of which at least one must occur in the message for the rule to match at all
-    # (beyond its lead). Empty: no such shortcut. Only a speed-up: the tests compare the
-    # detector with a brute-force scan that ignores it.
-    needs: frozenset[str] = frozenset()
-
-
-_TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def _first_token(lead: str) -> str:
-    return _TOKEN.findall(lead)[0]
-
-
-def _first_tokens(phrases: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(_first_token(phrase) for phrase in phrases)
-
-
-def _tail(rule_id: str, pattern: str) -> str:
-    return f"(?P<{rule_id}>{pattern})"
-
+from .promise_rule_types import Branch, Rule, first_token, first_tokens, tail
+from .promise_rules_en import EN_RULES
 
 _INTENT_TAILS = (
     # "vou verificar com a equipe", "estou checando com o financeiro".
-    _tail("check_with_human", rf"{CHECK_INF}{gap(6)}\s+{WITH}{HUM_ALL}"),
+    tail("check_with_human", rf"{CHECK_INF}{gap(6)}\s+{WITH}{HUM_ALL}"),
     # "vou consultar o juridico", "vou chamar um atendente", "vou avisar o gerente".
     # Only people of the business: "vou consultar a loja mais proxima" is a search, not a call.
-    _tail("alert_human", rf"{ALERT_INF}{gap(3)}\s+{ALERT_PREP}{HUM_CORE}"),
+    tail("alert_human", rf"{ALERT_INF}{gap(3)}\s+{ALERT_PREP}{HUM_CORE}"),
     # "vou encaminhar para o setor responsavel", "vou te transferir pro suporte".
-    _tail("forward_to_human", rf"{FWD_INF}{gap(5)}\s+{FWD_TARGET}"),
+    tail("forward_to_human", rf"{FWD_INF}{gap(5)}\s+{FWD_TARGET}"),
     # "vou pedir para o financeiro", "vou perguntar pro gerente".
-    _tail("ask_human", rf"{ASK_INF}{gap(5)}\s+{ASK_TARGET}"),
+    tail("ask_human", rf"{ASK_INF}{gap(5)}\s+{ASK_TARGET}"),
     # "vou abrir um chamado", "vou registrar uma ocorrencia".
-    _tail(
+    tail(
         "open_ticket",
         rf"(?:abrir|registrar|criar|formalizar|fazer\s+a\s+abertura\s+d[eo]){TICKET_OBJ}{WORD_END}",
     ),
@@ -148,15 +97,15 @@ _INTENT_TAILS = (
 
 _SUBJECT_TAILS = (
     # "um atendente vai entrar em contato", "o suporte ficou de te retornar".
-    _tail(
+    tail(
         "human_will_act",
         rf"{ADV}\s+{FUT_AUX}{gap(2)}(?:\s+(?:te|lhe|com\s+voce|com\s+vc))?\s+{ACTION_INF}{WORD_END}"
         rf"|{ADV}(?:\s+(?:te|lhe))?\s+(?:{ACTION_SYNTH}|{ACTION_PRES_CLITIC}){WORD_END}",
     ),
     # "nossa equipe ja esta analisando", "o time ja ta cuidando disso".
-    _tail("human_is_acting", rf"(?:\s+ja)?\s+{BE_PROG}\s+{ACTION_GER}{WORD_END}"),
+    tail("human_is_acting", rf"(?:\s+ja)?\s+{BE_PROG}\s+{ACTION_GER}{WORD_END}"),
     # "o suporte ja foi acionado", "a equipe esta avisada".
-    _tail(
+    tail(
         "human_was_alerted",
         rf"(?:\s+ja)?\s+{alt(ALERTED_AUX_WORDS)}\s+{PARTICIPLE_ALERTED}{WORD_END}",
     ),
@@ -201,7 +150,7 @@ RULES: tuple[Rule, ...] = (
         (Branch(SUBJECT_LEADS, rf"{SUBJ_GAP}{ralt(_SUBJECT_TAILS)}", before=NOT_AFTER_DE),),
         tails=("human_will_act", "human_is_acting", "human_was_alerted"),
         # Every subject tail contains an auxiliary, a synthetic future or a clitic verb.
-        needs=_first_tokens(
+        needs=first_tokens(
             FUT_AUX_WORDS
             + SYNTH_FORMS
             + CLITIC_VERBS
@@ -375,29 +324,86 @@ RULES: tuple[Rule, ...] = (
     Rule("asked_others", (Branch(ASKED_LEADS, ASKED_REST),)),
     # "deixei anotado para o tecnico ligar": a note left for a person who has still to act.
     Rule("note_for_human", (Branch(NOTE_LEADS, rf"{gap(6)}\s+{NOTE_TO}{HUM_ALL_BARE}"),)),
+    # Round 7. "seu caso subiu para o nivel 2 do suporte", "escalei para a segunda linha":
+    # an escalation to a support level (or to a team) that has still to act.
+    Rule(
+        "escalated_to_level",
+        (
+            Branch(
+                ("subiu", "subiram", "subimos", "escalei", "escalamos", "escalou"),
+                r"\s+(?:para|pra|pro|ao)\s+(?:o\s+|a\s+)?(?:(?:nivel|n)\s*[23]"
+                rf"|(?:segund|terceir)[oa]\s+(?:nivel|linha|instancia)){WORD_END}"
+                rf"|\s+{FWD_TARGET}",
+            ),
+        ),
+    ),
+    # Round 7. "o seu caso esta com a gerencia agora", "segue com o financeiro, aguardando a
+    # aprovacao": pending with a person or team that has still to act.
+    Rule(
+        "pending_with_human",
+        (
+            Branch(
+                ("esta com", "estao com", "esta agora com", "segue com", "seguem com", "ta com"),
+                rf"\s+{HUM_CORE}(?:\s+d[aoe]s?\s+[a-z]+)?(?:\s+agora|\s*,?\s+aguardando"
+                r"|\s+para\s+(?:analise|avaliacao|aprovacao|conferencia))" + WORD_END,
+            ),
+        ),
+    ),
+    # "Vao te chamar por aqui", "Devem entrar em contato ainda hoje": a subjectless plural at
+    # the start of a sentence is the business's people ("os Correios vao..." has a subject).
+    Rule(
+        "they_will_act",
+        (
+            Branch(
+                ("vao", "devem", "irao"),
+                # Not a question ("Vao te ligar ou voce prefere...?").
+                rf"(?:\s+(?:te|lhe|com\s+voce))?\s+{ACTION_INF}{WORD_END}(?![^.!;\n]*\?)",
+                before=r"(?:^|(?<=[.!?;:\n])|(?<=[.!?;:\n]\s)|(?<=[.!?;:\n]\s\s))",
+            ),
+        ),
+    ),
+    # "o tecnico fica encarregado de trazer a peca", "a equipe ficou encarregada de refazer".
+    Rule(
+        "human_in_charge",
+        (
+            Branch(
+                ("fica", "ficou", "ficam", "ficaram", "esta", "estao"),
+                r"\s+encarregad[oa]s?\s+de\s+[a-z]+(?:ar|er|ir)" + WORD_END,
+                # Not the customer, nor this AI ("voce fica encarregado de enviar...").
+                before=r"(?<!\bvoce\s)(?<!\bvc\s)(?<!\beu\s)",
+            ),
+        ),
+    ),
+    # "coloquei o seu pedido na fila do suporte", "voce esta na fila do atendimento humano".
+    Rule(
+        "queued_with_human",
+        (
+            Branch(
+                ("na fila",),
+                rf"(?:\s+de\s+(?:espera|atendimento|prioridade))?\s+d[aoe]s?\s+"
+                rf"(?:(?:nosso|nossa)\s+)?{CORE}{WORD_END}",
+            ),
+        ),
+    ),
+    # "pode aguardar o contato da Silvia", "pode esperar a ligacao do tecnico".
+    Rule(
+        "customer_may_await_human",
+        (
+            Branch(
+                ("pode aguardar", "pode esperar", "podem aguardar", "podem esperar"),
+                r"(?:\s+(?:o|a|um|uma|nosso|nossa|o\s+nosso|a\s+nossa))?\s+(?:retorno|contato"
+                r"|ligacao|visita|resposta|chamado)\s+d[aoe]s?\s+(?!sistema|app|aplicativo|site"
+                r"|banco|correios|transportadora)[a-z]+" + WORD_END,
+            ),
+        ),
+    ),
     # "vou dar um toque no tecnico", "dei um alo pro financeiro".
     Rule("nudge_human", (Branch(NUDGE_LEADS, rf"{gap(2)}\s+{HUM_CORE_BARE}"),)),
     # Present as future with a time: "semana que vem o tecnico instala".
     Rule("human_acts_soon", (Branch(SOON_LEADS, SOON_REST),)),
     # "voce recebe a visita do tecnico", "voce vai receber a resposta do juridico".
     Rule("customer_hears_from_human", (Branch(HEARS_LEADS, HEARS_REST),)),
-    # Round 6, English: "our team will reach out", "I'll get back to you", "you'll hear from
-    # us", "I've escalated this", "I've passed it on to the billing team", "I'll ask my
-    # manager", "I've opened a ticket" (take-backs: ``promise_scan._EN_TAKEBACK``).
-    Rule(
-        "en_human_will_act",
-        (
-            Branch(EN_I_WE_WILL, EN_I_WE_REST),
-            Branch(EN_WE_WILL, EN_WE_REST),
-            Branch(EN_THEY_WILL, EN_THEY_REST),
-            Branch(EN_PEOPLE_WORDS, EN_PERSON_REST),
-            Branch(EN_YOU_WILL, EN_YOU_REST),
-        ),
-    ),
-    Rule("en_escalated", (Branch(EN_ESCALATED, ""),)),
-    Rule("en_forward_to_human", (Branch(EN_FORWARD_LEADS, EN_FORWARD_REST),)),
-    Rule("en_ask_human", (Branch(EN_ASK_LEADS, EN_ASK_REST),)),
-    Rule("en_open_ticket", (Branch(EN_TICKET_LEADS, EN_TICKET_REST),)),
+    *EN_RULES,
 )
 
 
@@ -424,14 +430,14 @@ RULE_PATTERNS: tuple[tuple[Rule, re.Pattern[str]], ...] = tuple(
 
 # The first token of every lead: no rule can match where none of these words stands.
 ANCHORS: frozenset[str] = frozenset(
-    _first_token(lead) for rule in RULES for branch in rule.branches for lead in branch.leads
+    first_token(lead) for rule in RULES for branch in rule.branches for lead in branch.leads
 )
 
 
 def _patterns_by_anchor() -> dict[str, tuple[tuple[Rule, re.Pattern[str]], ...]]:
     by_anchor: dict[str, list[tuple[Rule, re.Pattern[str]]]] = {}
     for rule, pattern in RULE_PATTERNS:
-        anchors = {_first_token(lead) for branch in rule.branches for lead in branch.leads}
+        anchors = {first_token(lead) for branch in rule.branches for lead in branch.leads}
         for anchor in anchors:
             by_anchor.setdefault(anchor, []).append((rule, pattern))
     return {anchor: tuple(entries) for anchor, entries in by_anchor.items()}

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 
 from .normalize import fold
-from .promise_rules import RULES_BY_ANCHOR, Rule
+from .promise_rule_types import Rule
+from .promise_rules import RULES_BY_ANCHOR
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +131,10 @@ _WHEN_RULES = frozenset({"when_news_arrives", "when_they_act"})
 # Round 6, the English rules: a conditional, an offer, a negation, a habit or a question
 # anywhere in the sentence takes them back (the learned stage still reads the message).
 _EN_RULES = frozenset(
-    {"en_human_will_act", "en_escalated", "en_forward_to_human", "en_ask_human", "en_open_ticket"}
+    {
+        *("en_human_will_act", "en_escalated", "en_forward_to_human", "en_ask_human"),
+        *("en_open_ticket", "en_customer_will_hear", "en_pending_with_human"),
+    }
 )
 _EN_TAKEBACK = re.compile(
     r"\b(?:if|unless|in\s+case|would\s+you|do\s+you\s+want|want\s+me\s+to|should\s+i"

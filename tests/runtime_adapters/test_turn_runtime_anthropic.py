@@ -20,7 +20,7 @@ OVERLOADED = Reply(
 )
 
 
-VERIFY = "Vou verificar a sua fatura."
+ASK = "Qual dos dois serviços você quer cancelar primeiro?"
 
 
 def purposes() -> list[tuple[str, str, str]]:
@@ -150,17 +150,14 @@ def test_a_classifier_outage_takes_the_runtimes_fallback_path(
     claude, claude_desk, django_capture_on_commit_callbacks
 ):
     claude.enqueue(OVERLOADED, OVERLOADED)  # first try + the SDK's one retry
-    claude.enqueue_json(200, tool_use_response("send_message", {"text": VERIFY}))
-    # "Vou verificar…" is in the promise detector's uncertain band: the before-send check
-    # asks the model, which reads the assistant acting itself, now.
-    claude.enqueue_json(
-        200, tool_use_response("classify_promise", {"promise": False, "who_acts": "ai_now"})
-    )
+    # A question, far from the promise detector's uncertain band: no before-send model check
+    # (tests/cases/test_promise_check_http.py covers that call over HTTP).
+    claude.enqueue_json(200, tool_use_response("send_message", {"text": ASK}))
     customer = Customer(claude_desk.channel, django_capture_on_commit_callbacks)
 
     (answer,) = customer.say("quero cancelar o VOD e o HBO Max")
 
-    assert answer.body == VERIFY
+    assert answer.body == ASK
     turn = Turn.objects.get()
     assert turn.outcome == "replied"
     runtime = turn.trace["runtime"]
@@ -169,6 +166,5 @@ def test_a_classifier_outage_takes_the_runtimes_fallback_path(
     assert purposes() == [
         ("conversation_intent_classifier", "anthropic", "llm_unavailable"),
         ("orchestrator", "anthropic", ""),
-        ("promise_check", "anthropic", ""),
     ]
     assert Conversation.objects.get().runtime_state["live"]["turn_index"] == 1
