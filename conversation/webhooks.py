@@ -46,6 +46,7 @@ from conversation.channels.base import (
 )
 from conversation.channels.meta import verify_subscription
 from conversation.inbound import DuplicateDelivery, ReceiveResult, webhook_receive
+from conversation.llm.lru import LruCache
 from conversation.models import ChannelSession, Provider
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,7 @@ BAD_SIGNATURES_PER_MINUTE = 30
 # a row's organization never changes and ids are never reused, and only found channels are
 # kept — the lookup inside the tenant context still answers 404 for one deleted or switched
 # off since. It saves the narrow door's round trip on every webhook of a known number.
-_channel_organizations: dict[uuid.UUID, uuid.UUID] = {}
-_CHANNEL_ORGANIZATIONS_MAX = 10_000
+_channel_organizations: LruCache[uuid.UUID, uuid.UUID] = LruCache(10_000)
 
 
 def _organization_of_channel(channel_id: uuid.UUID) -> uuid.UUID | None:
@@ -66,9 +66,7 @@ def _organization_of_channel(channel_id: uuid.UUID) -> uuid.UUID | None:
     if organization_id is None:
         organization_id = rls.organization_of(ChannelSession, channel_id)
         if organization_id is not None:
-            if len(_channel_organizations) >= _CHANNEL_ORGANIZATIONS_MAX:
-                _channel_organizations.clear()
-            _channel_organizations[channel_id] = organization_id
+            _channel_organizations.put(channel_id, organization_id)
     return organization_id
 
 
