@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, QuerySet
 from django.utils import timezone
 
+from accounts.db.compiled import CompiledQuery
 from accounts.services import audit_log_write
 from conversation.channels.base import InboundMessage, ParsedWebhook
 from conversation.channels.media import columns_for
@@ -156,22 +159,34 @@ def _already_stored(channel: ChannelSession, inbound: InboundMessage) -> QuerySe
     return Message.objects.filter(channel=channel, provider_message_id=inbound.provider_message_id)
 
 
+def _known_lookup(
+    channel_id: uuid.UUID, organization_id: uuid.UUID, phone: str, provider_message_id: str
+) -> QuerySet[Conversation]:
+    """The sender's open conversation with its contact, and whether this event is stored.
+
+    The contact's organization too: the lookup then starts from ``uniq_contact_phone`` (one
+    row) whatever the planner's statistics say."""
+    stored = Message.objects.filter(channel_id=channel_id, provider_message_id=provider_message_id)
+    return (
+        Conversation.objects.filter(
+            channel_id=channel_id, contact__organization_id=organization_id, contact__phone=phone
+        )
+        .exclude(status=ConversationStatus.CLOSED)
+        .select_related("contact")
+        .annotate(event_stored=Exists(stored))[:1]
+    )
+
+
+# Every webhook of a customer writing again runs it: compiled once per thread.
+_KNOWN = CompiledQuery(_known_lookup, (uuid.UUID(int=1), uuid.UUID(int=2), "+0", "sample-id"))
+
+
 def _conversation_of(channel: ChannelSession, inbound: InboundMessage) -> Conversation | None:
     """The sender's open conversation on this channel — or a new or reopened one — and None
     when the event is already stored. A customer writing again (the common case) costs one
     query: their open conversation, its contact, and whether this event is a redelivery."""
-    known = (
-        # The contact's organization too: the lookup then starts from ``uniq_contact_phone``
-        # (one row) whatever the planner's statistics say.
-        Conversation.objects.filter(
-            channel=channel,
-            contact__organization_id=channel.organization_id,
-            contact__phone=inbound.from_phone,
-        )
-        .exclude(status=ConversationStatus.CLOSED)
-        .select_related("contact")
-        .annotate(event_stored=Exists(_already_stored(channel, inbound)))
-        .first()
+    known: Any = _KNOWN.first(
+        channel.pk, channel.organization_id, inbound.from_phone, inbound.provider_message_id
     )
     if known is not None:
         return None if known.event_stored else known

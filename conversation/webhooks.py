@@ -30,10 +30,12 @@ import uuid
 
 from django.conf import settings
 from django.db import DataError, transaction
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from accounts import rls
+from accounts.db.compiled import CompiledQuery
 from accounts.throttle import hit
 from conversation.channels import get_adapter
 from conversation.channels.base import (
@@ -59,6 +61,14 @@ BAD_SIGNATURES_PER_MINUTE = 30
 # kept — the lookup inside the tenant context still answers 404 for one deleted or switched
 # off since. It saves the narrow door's round trip on every webhook of a known number.
 _channel_organizations: LruCache[uuid.UUID, uuid.UUID] = LruCache(10_000)
+
+
+def _active_channel(channel_id: uuid.UUID, provider: str) -> QuerySet[ChannelSession]:
+    return ChannelSession.objects.filter(pk=channel_id, provider=provider, is_active=True)[:1]
+
+
+# Read on every webhook (a switched-off number answers 404 at once): compiled once per thread.
+_CHANNEL = CompiledQuery(_active_channel, (uuid.UUID(int=1), "sample-provider"))
 
 
 def _organization_of_channel(channel_id: uuid.UUID) -> uuid.UUID | None:
@@ -107,9 +117,7 @@ def webhook(request: HttpRequest, provider: str, channel_id: uuid.UUID) -> HttpR
     if organization_id is None:
         return error(404, "channel_not_found", "Canal desconhecido ou inativo.")
     with rls.tenant_context(organization_id):
-        channel = ChannelSession.objects.filter(
-            pk=channel_id, provider=provider, is_active=True
-        ).first()
+        channel = _CHANNEL.first(channel_id, provider)
         if channel is None:
             return error(404, "channel_not_found", "Canal desconhecido ou inativo.")
         if request.method == "GET":
