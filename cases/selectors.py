@@ -13,6 +13,7 @@ from typing import Any
 from django.db.models import Count, F, QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from accounts.db.compiled import CompiledQuery
 from accounts.models import Membership
 from cases.models import (
     OPEN_STATUSES,
@@ -282,13 +283,21 @@ def conversation_cases(membership: Membership, conversation_id: uuid.UUID) -> li
     )
 
 
-def open_cases_of_conversation(conversation_id: uuid.UUID) -> list[Case]:
-    """The conversation's open cases, for the model's notes (oldest first)."""
-    return list(
+def _open_cases_query(conversation_id: uuid.UUID) -> QuerySet[Case]:
+    return (
         Case.objects.filter(conversation_id=conversation_id, status__in=OPEN_STATUSES)
         .only("id", "status", "title", "lead_request")
         .order_by("opened_at")[:10]
     )
+
+
+# Every turn reads it: compiled once per thread (accounts.db.compiled).
+_OPEN_CASES = CompiledQuery(_open_cases_query, (uuid.UUID(int=1),))
+
+
+def open_cases_of_conversation(conversation_id: uuid.UUID) -> list[Case]:
+    """The conversation's open cases, for the model's notes (oldest first)."""
+    return _OPEN_CASES.all(conversation_id)
 
 
 def last_event_of_kind(case: Case, kind: CaseEventKind) -> CaseEvent | None:

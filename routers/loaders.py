@@ -28,10 +28,12 @@ from django.db.models import (
     IntegerField,
     JSONField,
     OuterRef,
+    QuerySet,
     Subquery,
     UUIDField,
 )
 
+from accounts.db.compiled import CompiledQuery
 from conversation.agents import AgentConfig, agent_config_from_version
 from conversation.llm.lru import LruCache
 from conversation.models import Agent, ChannelSession
@@ -242,15 +244,12 @@ class ChannelRouting:
     sticky_agent: AgentConfig | None = None
 
 
-def load_channel_routing(
-    channel: ChannelSession, sticky_agent_id: uuid.UUID | None = None
-) -> ChannelRouting:
-    """One query: the channel with its agent and published version, and its active
-    router's row (and members stamp) as correlated subqueries on the partial unique index.
-    A channel without a router thus costs a turn no query more than before routers.
-
-    With ``sticky_agent_id`` the same query reads that agent's published version and name,
-    so a cached config of it (``remember_agent``) answers without another query."""
+def _routing_query(
+    organization_id: uuid.UUID, channel_id: uuid.UUID, sticky_agent_id: uuid.UUID | None = None
+) -> QuerySet[ChannelSession]:
+    """The channel with its agent and published version, and its active router's row (and
+    members stamp) as correlated subqueries on the partial unique index; with
+    ``sticky_agent_id``, that agent's published version and name too."""
     active = Router.objects.filter(channel=OuterRef("pk"), is_active=True).order_by()
     members = RouterMember.objects.filter(
         router__channel=OuterRef("pk"), router__is_active=True
@@ -259,8 +258,17 @@ def load_channel_routing(
     def field(name: str, output: Field) -> Subquery:
         return Subquery(active.values(name)[:1], output_field=output)
 
-    row = (
-        ChannelSession.objects.filter(organization_id=channel.organization_id, pk=channel.pk)
+    sticky: dict[str, Subquery] = {}
+    if sticky_agent_id is not None:
+        agent = Agent.objects.filter(organization_id=organization_id, pk=sticky_agent_id)
+        sticky = {
+            "sticky_version_id": Subquery(
+                agent.order_by().values("published_version_id")[:1], output_field=UUIDField()
+            ),
+            "sticky_name": Subquery(agent.order_by().values("name")[:1], output_field=CharField()),
+        }
+    return (
+        ChannelSession.objects.filter(organization_id=organization_id, pk=channel_id)
         .select_related("agent", "agent__published_version")
         .annotate(
             router_id=field("id", UUIDField()),
@@ -276,10 +284,31 @@ def load_channel_routing(
                 members.values("router").annotate(n=Count("pk")).values("n")[:1],
                 output_field=IntegerField(),
             ),
-            **_sticky_stamp(channel, sticky_agent_id),
-        )
-        .first()
+            **sticky,
+        )[:1]
     )
+
+
+# Every routed turn runs one of the two: compiled once per thread (accounts.db.compiled).
+_ROUTING = CompiledQuery(_routing_query, (uuid.UUID(int=1), uuid.UUID(int=2)))
+_ROUTING_STICKY = CompiledQuery(
+    _routing_query, (uuid.UUID(int=1), uuid.UUID(int=2), uuid.UUID(int=3))
+)
+
+
+def load_channel_routing(
+    channel: ChannelSession, sticky_agent_id: uuid.UUID | None = None
+) -> ChannelRouting:
+    """One query: the channel with its agent and published version, and its active
+    router's row (and members stamp) as correlated subqueries on the partial unique index.
+    A channel without a router thus costs a turn no query more than before routers.
+
+    With ``sticky_agent_id`` the same query reads that agent's published version and name,
+    so a cached config of it (``remember_agent``) answers without another query."""
+    if sticky_agent_id is None:
+        row = _ROUTING.first(channel.organization_id, channel.pk)
+    else:
+        row = _ROUTING_STICKY.first(channel.organization_id, channel.pk, sticky_agent_id)
     if row is None:
         return ChannelRouting(router=None, channel_agent=None)
     agent = row.agent
@@ -312,18 +341,6 @@ def load_channel_routing(
         sticky = cached_agent((sticky_agent_id, data.sticky_version_id, data.sticky_name or ""))
     remember_agent(channel_agent)
     return ChannelRouting(router=router, channel_agent=channel_agent, sticky_agent=sticky)
-
-
-def _sticky_stamp(channel: ChannelSession, agent_id: uuid.UUID | None) -> dict[str, Subquery]:
-    if agent_id is None:
-        return {}
-    agent = Agent.objects.filter(organization_id=channel.organization_id, pk=agent_id).order_by()
-    return {
-        "sticky_version_id": Subquery(
-            agent.values("published_version_id")[:1], output_field=UUIDField()
-        ),
-        "sticky_name": Subquery(agent.values("name")[:1], output_field=CharField()),
-    }
 
 
 def load_active_router(channel: ChannelSession) -> LoadedRouter | None:

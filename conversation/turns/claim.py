@@ -25,10 +25,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 from psycopg.errors import LockNotAvailable
 
+from accounts.db.compiled import CompiledQuery
 from accounts.logging import set_log_ids
 from conversation.dispatch import enqueue
 from conversation.models import (
@@ -101,6 +102,27 @@ class Locked:
     busy: bool  # a turn of the conversation is active
 
 
+def _lock_query(kind: str, key: str, **lookup: Any) -> QuerySet[Conversation]:
+    return (
+        Conversation.objects.select_for_update(of=("self",), no_key=True, nowait=True)
+        .select_related("contact", "channel", "organization")
+        .annotate(
+            already_turned=Exists(Turn.objects.filter(trigger_kind=kind, trigger_key=key)),
+            busy=Exists(
+                Turn.objects.filter(conversation=OuterRef("pk"), status__in=ACTIVE_TURN_STATUSES)
+            ),
+        )
+        .filter(**lookup)
+    )
+
+
+# Every inbound turn claims with it: compiled once per thread (accounts.db.compiled).
+_LOCK_BY_MESSAGE = CompiledQuery(
+    lambda kind, key, message_id: _lock_query(kind, key, messages__pk=message_id)[:1],
+    ("sample-kind", "sample-key", uuid.UUID(int=3)),
+)
+
+
 def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:
     """The conversation found by ``lookup``, locked for this claim, with whether its
     trigger already has a turn and whether a turn of it is active. One query. None for
@@ -112,19 +134,11 @@ def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:
     one conversation would decide at once. So a claim that finds the conversation locked
     (another claim or finish, a few milliseconds) comes back shortly instead:
     ``ClaimRefused``, with the trigger re-driven after the rollback."""
-    query = (
-        Conversation.objects.select_for_update(of=("self",), no_key=True, nowait=True)
-        .select_related("contact", "channel", "organization")
-        .annotate(
-            already_turned=Exists(Turn.objects.filter(trigger_kind=kind, trigger_key=key)),
-            busy=Exists(
-                Turn.objects.filter(conversation=OuterRef("pk"), status__in=ACTIVE_TURN_STATUSES)
-            ),
-        )
-        .filter(**lookup)
-    )
     try:
-        found = query.first()
+        if set(lookup) == {"messages__pk"}:  # an inbound turn's claim: the hot path
+            found: Any = _LOCK_BY_MESSAGE.first(kind, key, lookup["messages__pk"])
+        else:
+            found = _lock_query(kind, key, **lookup).first()
     except OperationalError as error:
         if not isinstance(error.__cause__, LockNotAvailable):
             raise

@@ -40,13 +40,16 @@ sweeper once its lease (longer than the turn task's hard time limit) has run out
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.db.compiled import CompiledQuery
 from cases import reentry as case_reentry
 from cases import services as case_services
 from cases import staff_replies as case_staff
@@ -172,12 +175,18 @@ def _claim_inbound(message_id: str, now: datetime) -> tuple[Claim, list[Message]
     return claim, batch
 
 
+def _unanswered_query(conversation_id: uuid.UUID) -> QuerySet[Message]:
+    return Message.objects.filter(
+        conversation_id=conversation_id, direction=Direction.INBOUND, turn__isnull=True
+    ).order_by("created_at", "pk")[:MAX_UNANSWERED]
+
+
+# Every claim reads it: compiled once per thread (accounts.db.compiled).
+_UNANSWERED = CompiledQuery(_unanswered_query, (uuid.UUID(int=1),))
+
+
 def _unanswered(conversation: Conversation) -> list[Message]:
-    return list(
-        Message.objects.filter(
-            conversation=conversation, direction=Direction.INBOUND, turn__isnull=True
-        ).order_by("created_at", "pk")[:MAX_UNANSWERED]
-    )
+    return _UNANSWERED.all(conversation.pk)
 
 
 def _bursts(lines: list[Message]) -> list[Burst[Message]]:
