@@ -35,6 +35,8 @@ from conversation.dispatch import enqueue
 from conversation.models import (
     ACTIVE_TURN_STATUSES,
     Conversation,
+    Direction,
+    Message,
     TriggerKind,
     Turn,
     TurnOutcome,
@@ -121,6 +123,25 @@ _LOCK_BY_MESSAGE = CompiledQuery(
     lambda kind, key, message_id: _lock_query(kind, key, messages__pk=message_id)[:1],
     ("sample-kind", "sample-key", uuid.UUID(int=3)),
 )
+
+
+# The most customer lines one claim reads: a flood is answered a burst at a time.
+MAX_UNANSWERED = 200
+
+
+def _unanswered_query(conversation_id: uuid.UUID) -> QuerySet[Message]:
+    return Message.objects.filter(
+        conversation_id=conversation_id, direction=Direction.INBOUND, turn__isnull=True
+    ).order_by("created_at", "pk")[:MAX_UNANSWERED]
+
+
+# Every claim reads them: compiled once per thread (accounts.db.compiled).
+_UNANSWERED = CompiledQuery(_unanswered_query, (uuid.UUID(int=1),))
+
+
+def unanswered_lines(conversation_id: uuid.UUID) -> list[Message]:
+    """The conversation's inbound lines no turn has answered yet, oldest first."""
+    return _UNANSWERED.all(conversation_id)
 
 
 def lock_conversation(kind: str, key: str, **lookup: Any) -> Locked | None:

@@ -40,16 +40,13 @@ sweeper once its lease (longer than the turn task's hard time limit) has run out
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 
-from accounts.db.compiled import CompiledQuery
 from cases import reentry as case_reentry
 from cases import services as case_services
 from cases import staff_replies as case_staff
@@ -88,8 +85,6 @@ from .tools import Vetoed, send_through_gates
 
 log = logging.getLogger(__name__)
 
-# The most customer lines one claim reads: a flood is answered a burst at a time.
-MAX_UNANSWERED = 200
 # A burst's re-check is scheduled this much after it closes, so it finds it closed.
 DUE_SLACK_S = 0.05
 
@@ -156,7 +151,7 @@ def _claim_inbound(message_id: str, now: datetime) -> tuple[Claim, list[Message]
         return None
     unanswered = _unanswered(conversation)
     mine = next((m for m in unanswered if str(m.pk) == message_id), None)
-    if mine is None and len(unanswered) < MAX_UNANSWERED:
+    if mine is None and len(unanswered) < claims.MAX_UNANSWERED:
         return claims.create_turn(conversation, kind, message_id, now, merged=True).turn
     first = _bursts(unanswered)[0]
     key = message_id
@@ -175,18 +170,8 @@ def _claim_inbound(message_id: str, now: datetime) -> tuple[Claim, list[Message]
     return claim, batch
 
 
-def _unanswered_query(conversation_id: uuid.UUID) -> QuerySet[Message]:
-    return Message.objects.filter(
-        conversation_id=conversation_id, direction=Direction.INBOUND, turn__isnull=True
-    ).order_by("created_at", "pk")[:MAX_UNANSWERED]
-
-
-# Every claim reads it: compiled once per thread (accounts.db.compiled).
-_UNANSWERED = CompiledQuery(_unanswered_query, (uuid.UUID(int=1),))
-
-
 def _unanswered(conversation: Conversation) -> list[Message]:
-    return _UNANSWERED.all(conversation.pk)
+    return claims.unanswered_lines(conversation.pk)
 
 
 def _bursts(lines: list[Message]) -> list[Burst[Message]]:

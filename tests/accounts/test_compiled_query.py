@@ -24,8 +24,7 @@ from cases.models import Case
 from cases.selectors import _OPEN_CASES, _open_cases_query
 from conversation.inbound import _KNOWN, _known_lookup
 from conversation.models import Agent, ConversationStatus
-from conversation.turns.claim import _LOCK_BY_MESSAGE, _lock_query
-from conversation.turns.pipeline import _UNANSWERED, _unanswered_query
+from conversation.turns.claim import _LOCK_BY_MESSAGE, _UNANSWERED, _lock_query, _unanswered_query
 from routers.loaders import _ROUTING, _ROUTING_STICKY, _routing_query
 from tests import factories
 
