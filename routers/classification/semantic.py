@@ -9,6 +9,7 @@ This module holds the head itself: ``train_head`` builds a ``SemanticHead`` and
   (examples, description, its sub-cases, name and phrases per intent; the anchors and
   ``none`` phrases for ``none``) and the label scores (encoder cosines plus the lexical
   classifier; the second encoder's fused re-rank scores);
+* ``archetypes.py``: the archetype phrase bank an intent may borrow phrases from;
 * ``semantic_calibration.py``: the confidence features, the calibration fit and the
   cross-fitted points it is fitted on per router.
 
@@ -38,6 +39,7 @@ import numpy as np
 
 from conversation.llm.local_classifier import LocalPrediction
 
+from .archetypes import archetype_items, bank_vectors, load_bank
 from .encoder import Encoder
 from .phrase import Phrase
 from .preprocess import expand_spelling, is_placeholder
@@ -61,6 +63,7 @@ from .semantic_scoring import (
     PHRASE,
     HeadConfig,
     Scorer,
+    Similarity,
     head_items,
 )
 from .types import NONE_INTENT, IntentOption
@@ -120,6 +123,7 @@ class SemanticHead:
         points: Sequence[CalibrationPoint] = (),
         rerank_encoder: Encoder | None = None,
         rerank_calibration: np.ndarray | None = None,
+        archetypes: dict[str, str] | None = None,
     ) -> None:
         self.labels = tuple(o.name for o in intents)
         self.fingerprint = fingerprint
@@ -131,6 +135,8 @@ class SemanticHead:
         self._encoder = encoder
         self._rerank_encoder = rerank_encoder
         self.reranked = 0  # messages re-ranked by this head (telemetry, the bench)
+        # intent -> the archetype whose phrases it borrows (archetypes.py)
+        self.archetypes = MappingProxyType(dict(archetypes or {}))
 
     def scores(self, texts: Sequence[str]) -> np.ndarray:
         """The first stage's label scores (before any re-ranking)."""
@@ -232,8 +238,18 @@ def train_head(
     texts = [expand_spelling(it.text) for it in items]
     vectors = encoder.encode(texts)
     second = None if rerank_encoder is None else rerank_encoder.encode(texts)
-    scorer = Scorer(intents, items, vectors, config, second)
-    points = cross_fit(intents, items, vectors, config, second)
+    borrowed = None
+    if config.archetypes:
+        labels = np.array([it.label for it in items], dtype=np.int64)
+        borrowed = archetype_items(
+            Similarity(labels, vectors, len(intents)).centroids,
+            bank_vectors(encoder),
+            min_cosine=config.archetype_min_cosine,
+            min_margin=config.archetype_min_margin,
+            min_words=config.archetype_min_words,
+        )
+    scorer = Scorer(intents, items, vectors, config, second, borrowed)
+    points = cross_fit(intents, items, vectors, config, second, borrowed)
     first_points = [p for p in points if not p.reranked]
     calibration = fit_points(first_points, config, config.prior, FEATURE_SCALES)
     rerank_calibration = (
@@ -255,4 +271,8 @@ def train_head(
         points=points,
         rerank_encoder=rerank_encoder,
         rerank_calibration=rerank_calibration,
+        archetypes={
+            intents[i].name: load_bank()[k].id
+            for i, k in (borrowed.mapped if borrowed else {}).items()
+        },
     )

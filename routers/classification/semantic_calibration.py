@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .archetypes import ArchetypeItems
 from .semantic_scoring import ANCHOR, EXAMPLE, FIXED, PHRASE, HeadConfig, Item, Scorer
 from .types import IntentOption
 
@@ -123,10 +124,12 @@ def cross_fit(
     vectors: np.ndarray,
     config: HeadConfig,
     second: np.ndarray | None = None,
+    borrowed: ArchetypeItems | None = None,
 ) -> list[CalibrationPoint]:
     """Each held-out item scored by a head built without its fold (fixed items stay);
     with a second encoder, each one the first stage gives an intent is also re-ranked
-    (whatever its confidence: the fold's own calibration is not known yet)."""
+    (whatever its confidence: the fold's own calibration is not known yet). ``borrowed``
+    archetype phrases are the whole head's, in every fold."""
     held = [i for i, it in enumerate(items) if it.kind != FIXED]
     # A stable fold per text, so retraining after one more phrase moves few points.
     fold_of = {
@@ -146,6 +149,7 @@ def cross_fit(
             vectors[keep],
             config,
             None if second is None else second[keep],
+            borrowed,
         )
         scores, semantic, lexical = scorer.parts(vectors[out], [items[i].text for i in out])
         features = label_features(scores, none_index)
