@@ -11,7 +11,8 @@ would have built them (select_related objects and annotations included).
 How the values are found: the queryset is built from ``samples`` — one distinct value per
 argument — and each parameter of the compiled SQL that equals a sample (as given, as its
 ``str`` or as a UUID's ``hex``, which is how backends bind them) is that argument's slot.
-It is built a second time from other values, and the shape must not change: a query
+(An aware ``datetime`` argument is bound as the backend adapts it.) It is built a second
+time from other values, and the shape must not change: a query
 whose SQL depends on its values (``None`` becoming ``IS NULL``, a list's length) is
 refused with ``ValueError`` when it is first compiled, never run wrong.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from django.db import connections
@@ -34,10 +36,13 @@ from django.db.transaction import TransactionManagementError
 M = TypeVar("M", bound=Model)
 
 # How a bound parameter derives from its argument.
-_AS_IS, _UUID, _STR, _HEX = "as_is", "uuid", "str", "hex"
+_AS_IS, _UUID, _STR, _HEX, _DATETIME = "as_is", "uuid", "str", "hex", "datetime"
 
 
-def _binding(param: Any, sample: Any) -> str | None:
+def _binding(param: Any, sample: Any, connection: Any) -> str | None:
+    if isinstance(sample, datetime):
+        # Bound as the backend adapts it (SQLite: naive text in its time zone).
+        return _DATETIME if param == connection.ops.adapt_datetimefield_value(sample) else None
     if type(param) is type(sample) and param == sample:
         # A UUID argument may come as its text (a task's id): bound as the UUID it names.
         return _UUID if isinstance(sample, uuid.UUID) else _AS_IS
@@ -48,9 +53,11 @@ def _binding(param: Any, sample: Any) -> str | None:
     return None
 
 
-def _bind(binding: str, value: Any) -> Any:
+def _bind(binding: str, value: Any, connection: Any) -> Any:
     if binding == _AS_IS:
         return value
+    if binding == _DATETIME:
+        return connection.ops.adapt_datetimefield_value(value)
     if binding == _UUID:
         return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
     if binding == _HEX:
@@ -62,6 +69,8 @@ def _alternative(sample: Any) -> Any:
     """Another value of the sample's type, for the second build."""
     if isinstance(sample, uuid.UUID):
         return uuid.UUID(int=sample.int ^ 0xFFFF)
+    if isinstance(sample, datetime):
+        return sample + timedelta(days=1, seconds=7)
     if isinstance(sample, bool):
         raise ValueError("a boolean argument may change a query's shape; build it in")
     if isinstance(sample, int):
@@ -82,7 +91,7 @@ class _Compiled:
             found = [
                 (index, binding)
                 for index, sample in enumerate(samples)
-                if (binding := _binding(param, sample)) is not None
+                if (binding := _binding(param, sample, compiler.connection)) is not None
             ]
             if len(found) > 1:
                 raise ValueError("a parameter matches two samples: make the samples distinct")
@@ -107,8 +116,9 @@ class _Compiled:
         self.annotations = dict(compiler.annotation_col_map or {})
 
     def params_for(self, args: Sequence[Any]) -> list[Any]:
+        connection = self.compiler.connection
         return [
-            constant if slot is None else _bind(slot[1], args[slot[0]])
+            constant if slot is None else _bind(slot[1], args[slot[0]], connection)
             for constant, slot in zip(self.params, self.slots, strict=True)
         ]
 

@@ -14,13 +14,15 @@ wait behind it, spending no attempts.
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
+from accounts.db.compiled import CompiledQuery
 from conversation.channels.base import SendError, SendResult
 from conversation.models import (
     ChannelSession,
@@ -90,27 +92,46 @@ class Recorded:
     wake: list[str] = field(default_factory=list)  # conversations the closed breaker resumes
 
 
-def _head(conversation_id: str, condition: Q) -> Message | None:
+def _head_query(conversation_id: Any, condition: Q) -> QuerySet[Message]:
     return (
         Message.objects.select_related("conversation__contact", "channel")
         .filter(condition, conversation_id=conversation_id, direction=Direction.OUTBOUND)
         .order_by("queued_at", "created_at", "id")
-        .first()
     )
 
 
-def _pending(now: datetime, policy: OutboxPolicy) -> Q:
-    """What ``claim_head`` would look at: in flight, or due to be (re)sent."""
-    return Q(status__in=IN_FLIGHT) | resendable(now, policy)
+def _head(conversation_id: str, condition: Q) -> Message | None:
+    return _head_query(conversation_id, condition).first()
+
+
+def _pending_since(since: datetime) -> Q:
+    """In flight, or failed while the provider was down and created after ``since``."""
+    return Q(status__in=IN_FLIGHT) | Q(
+        status=MessageStatus.FAILED,
+        failure_reason=DeliveryFailure.RETRY_HORIZON,
+        created_at__gte=since,
+    )
+
+
+# Every delivery asks both: compiled once per thread (accounts.db.compiled).
+_SAMPLES = (uuid.UUID(int=1), datetime(2000, 1, 1, tzinfo=UTC))
+_PENDING_HEAD = CompiledQuery(
+    lambda conversation_id, since: _head_query(conversation_id, _pending_since(since))[:1],
+    _SAMPLES,
+)
+_ANY_PENDING = CompiledQuery(
+    lambda conversation_id, since: Message.objects.filter(
+        _pending_since(since), conversation_id=conversation_id, direction=Direction.OUTBOUND
+    ).only("pk")[:1],
+    _SAMPLES,
+)
 
 
 def has_pending(conversation_id: str, now: datetime, policy: OutboxPolicy) -> bool:
     """Whether the chain has anything ``claim_head`` could take: one EXISTS, asked inside
     the transaction that recorded a send, so the common chain of one message ends there
     instead of in a transaction of its own that finds nothing."""
-    return Message.objects.filter(
-        _pending(now, policy), conversation_id=conversation_id, direction=Direction.OUTBOUND
-    ).exists()
+    return _ANY_PENDING.first(conversation_id, now - policy.resend_max_age) is not None
 
 
 def claim_head(conversation_id: str, now: datetime, policy: OutboxPolicy) -> Claim | Stop | Expired:
@@ -118,7 +139,8 @@ def claim_head(conversation_id: str, now: datetime, policy: OutboxPolicy) -> Cla
 
     Queries: the head (with its conversation, contact and channel) and the claim UPDATE;
     one more to take the breaker's probe."""
-    head = _head(conversation_id, _pending(now, policy))
+    # What it looks at: in flight, or due to be (re)sent (``resendable``).
+    head = _PENDING_HEAD.first(conversation_id, now - policy.resend_max_age)
     if head is None:
         return Stop("idle")
     stop = _not_due(head, now)

@@ -7,6 +7,7 @@ The oracle is Django's own queryset run on the same data, never the compiled pat
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import uuid
 from typing import Any
@@ -23,7 +24,8 @@ from accounts.db.compiled import CompiledQuery
 from cases.models import Case
 from cases.selectors import _OPEN_CASES, _open_cases_query
 from conversation.inbound import _KNOWN, _known_lookup
-from conversation.models import Agent, ConversationStatus
+from conversation.models import Agent, ConversationStatus, Message
+from conversation.outbox.chain import _ANY_PENDING, _PENDING_HEAD, _head_query, _pending_since
 from conversation.turns.claim import _LOCK_BY_MESSAGE, _UNANSWERED, _lock_query, _unanswered_query
 from routers.loaders import _ROUTING, _ROUTING_STICKY, _routing_query
 from tests import factories
@@ -213,3 +215,31 @@ def test_the_open_cases_are_what_their_queryset_lists(world):
     for mine, theirs in zip(compiled, orm, strict=True):
         assert _fields(mine) == _fields(theirs)  # the same deferred fields, too
         assert mine.get_deferred_fields() == theirs.get_deferred_fields()
+
+
+@pytest.mark.parametrize("age_days", [0, 3, 30])
+def test_the_outbox_head_is_what_its_queryset_finds(world, age_days):
+    conversation = world["message"].conversation
+    queued = factories.make_message(conversation, "resposta", direction="outbound", status="queued")
+    since = timezone.now() - dt.timedelta(days=age_days)
+    orm = _head_query(conversation.pk, _pending_since(since)).first()
+    compiled: Any = _PENDING_HEAD.first(str(conversation.pk), since)
+    _same(compiled, orm, related=("conversation", "channel"))
+    assert compiled is not None and compiled.pk == queued.pk
+    assert _ANY_PENDING.first(conversation.pk, since) is not None
+    Message.objects.filter(pk=queued.pk).update(status="sent")
+    assert _PENDING_HEAD.first(conversation.pk, since) is None
+    assert _ANY_PENDING.first(conversation.pk, since) is None
+
+
+def test_a_datetime_argument_is_bound_as_the_backend_adapts_it(world):
+    # Created now: found since an hour ago, not since an hour ahead (on SQLite the bound
+    # value is naive text, on PostgreSQL the aware datetime).
+    conversation = world["message"].conversation
+    query = CompiledQuery(
+        lambda pk, since: Message.objects.filter(conversation_id=pk, created_at__gte=since)[:1],
+        (uuid.UUID(int=4), dt.datetime(2000, 1, 1, tzinfo=dt.UTC)),
+    )
+    hour = dt.timedelta(hours=1)
+    assert query.first(conversation.pk, timezone.now() - hour) is not None
+    assert query.first(conversation.pk, timezone.now() + hour) is None
