@@ -7,12 +7,15 @@ block when the agent version has ``cases_enabled`` (human-cases §5.2).
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
+from accounts.db.compiled import CompiledQuery
 from cases import tools as case_tools
 from conversation import model_calls
 from conversation.agents import AgentConfig
@@ -79,16 +82,38 @@ def loop_trace(loop: LoopResult, *, detail: bool = True) -> dict[str, Any]:
     return trace
 
 
+_RECENT: dict[int, CompiledQuery[Message]] = {}
+
+
+def _recent_query(conversation_id: uuid.UUID, window: int) -> QuerySet[Message]:
+    return (
+        Message.objects.filter(conversation_id=conversation_id)
+        .order_by("-created_at")
+        .only("direction", "body")[:window]
+    )
+
+
+def _recent_messages(window: int) -> CompiledQuery[Message]:
+    """The conversation's ``window`` latest messages (direction and body only); compiled
+    once per window size and thread (a window is an agent setting: a handful of values)."""
+    query = _RECENT.get(window)
+    if query is None:
+        query = _RECENT.setdefault(
+            window, CompiledQuery(lambda pk: _recent_query(pk, window), (uuid.UUID(int=1),))
+        )
+    return query
+
+
 def build_history(ctx: TurnContext, window: int) -> list[ChatMessage]:
     """The last ``window`` messages as alternating user/assistant text, ending with the
     batch of lines this turn answers as one user message."""
     batch_ids = {m.pk for m in ctx.batch}
-    earlier = list(
-        Message.objects.filter(conversation=ctx.conversation)
-        .exclude(pk__in=batch_ids)
-        .order_by("-created_at")
-        .only("direction", "body")[: max(window - len(ctx.batch), 0)]
-    )
+    wanted = window - len(ctx.batch)
+    # The ``wanted`` latest messages outside the batch are all among the ``window`` latest
+    # (the i-th latest outside it ranks at most i + len(batch) overall): one query of a
+    # fixed shape per window, compiled once, instead of an exclusion list of varying length.
+    recent = _recent_messages(window).all(ctx.conversation.pk) if wanted > 0 else []
+    earlier = [m for m in recent if m.pk not in batch_ids][: max(wanted, 0)]
     rows: list[tuple[str, str]] = [
         ("user" if m.direction == Direction.INBOUND else "assistant", m.body)
         for m in reversed(earlier)
