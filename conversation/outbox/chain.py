@@ -45,10 +45,14 @@ EARLY = timedelta(seconds=1)
 
 def resendable(now: datetime, policy: OutboxPolicy) -> Q:
     """Failed because the provider was down, and young enough to be re-sent by itself."""
+    return _resendable_since(now - policy.resend_max_age)
+
+
+def _resendable_since(since: datetime) -> Q:
     return Q(
         status=MessageStatus.FAILED,
         failure_reason=DeliveryFailure.RETRY_HORIZON,
-        created_at__gte=now - policy.resend_max_age,
+        created_at__gte=since,
     )
 
 
@@ -105,12 +109,8 @@ def _head(conversation_id: str, condition: Q) -> Message | None:
 
 
 def _pending_since(since: datetime) -> Q:
-    """In flight, or failed while the provider was down and created after ``since``."""
-    return Q(status__in=IN_FLIGHT) | Q(
-        status=MessageStatus.FAILED,
-        failure_reason=DeliveryFailure.RETRY_HORIZON,
-        created_at__gte=since,
-    )
+    """In flight, or ``resendable`` (created after ``since``)."""
+    return Q(status__in=IN_FLIGHT) | _resendable_since(since)
 
 
 # Every delivery asks both: compiled once per thread (accounts.db.compiled).
