@@ -155,8 +155,8 @@ def webhook_receive(
     return result
 
 
-def _already_stored(channel: ChannelSession, inbound: InboundMessage) -> QuerySet[Message]:
-    return Message.objects.filter(channel=channel, provider_message_id=inbound.provider_message_id)
+def _already_stored(channel_id: uuid.UUID, provider_message_id: str) -> QuerySet[Message]:
+    return Message.objects.filter(channel_id=channel_id, provider_message_id=provider_message_id)
 
 
 def _known_lookup(
@@ -166,7 +166,7 @@ def _known_lookup(
 
     The contact's organization too: the lookup then starts from ``uniq_contact_phone`` (one
     row) whatever the planner's statistics say."""
-    stored = Message.objects.filter(channel_id=channel_id, provider_message_id=provider_message_id)
+    stored = _already_stored(channel_id, provider_message_id)
     return (
         Conversation.objects.filter(
             channel_id=channel_id, contact__organization_id=organization_id, contact__phone=phone
@@ -190,7 +190,7 @@ def _conversation_of(channel: ChannelSession, inbound: InboundMessage) -> Conver
     )
     if known is not None:
         return None if known.event_stored else known
-    if _already_stored(channel, inbound).exists():
+    if _already_stored(channel.pk, inbound.provider_message_id).exists():
         return None
     contact, _ = Contact.objects.get_or_create(
         organization_id=channel.organization_id,
