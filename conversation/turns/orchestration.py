@@ -119,6 +119,11 @@ def build_history(ctx: TurnContext, window: int) -> list[ChatMessage]:
         for m in reversed(earlier)
     ]
     rows.append(("user", "\n".join([*ctx.notes, ctx.reentry or ctx.customer_text()])))
+    return [ChatMessage(role=role, content=text) for role, text in alternate(rows)]  # type: ignore[arg-type]
+
+
+def alternate(rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Consecutive rows of one role joined, starting at the first user row."""
     merged: list[tuple[str, str]] = []
     for role, text in rows:
         if merged and merged[-1][0] == role:
@@ -127,4 +132,4 @@ def build_history(ctx: TurnContext, window: int) -> list[ChatMessage]:
             merged.append((role, text))
     while merged and merged[0][0] != "user":
         merged.pop(0)
-    return [ChatMessage(role=role, content=text) for role, text in merged]  # type: ignore[arg-type]
+    return merged

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from conversation.models import Direction, Message
 from conversation.turns import build_history
+from conversation.turns.orchestration import alternate
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -32,7 +33,7 @@ class _Ctx:
 
 
 def _oracle(ctx: _Ctx, window: int) -> list[tuple[str, str]]:
-    """The history as the exclusion query built it (same merging rules)."""
+    """The history from the messages the exclusion query picked."""
     earlier = list(
         Message.objects.filter(conversation=ctx.conversation)
         .exclude(pk__in={m.pk for m in ctx.batch})
@@ -43,15 +44,7 @@ def _oracle(ctx: _Ctx, window: int) -> list[tuple[str, str]]:
         for m in reversed(earlier)
     ]
     rows.append(("user", ctx.customer_text()))
-    merged: list[tuple[str, str]] = []
-    for role, text in rows:
-        if merged and merged[-1][0] == role:
-            merged[-1] = (role, f"{merged[-1][1]}\n{text}")
-        else:
-            merged.append((role, text))
-    while merged and merged[0][0] != "user":
-        merged.pop(0)
-    return merged
+    return alternate(rows)  # the merging is not under test here: the selection is
 
 
 @settings(
