@@ -174,7 +174,3 @@ class CompiledQuery(Generic[M]):
         """What ``list(build(*args))`` would answer (``build`` bounds it with a slice)."""
         compiled = self._compiled()
         return [compiled.instance(row) for row in compiled.rows(args, limit=None)]  # type: ignore[misc]
-
-    def forget(self) -> None:
-        """Drop this thread's compiled statements (tests that swap databases)."""
-        self._local.compiled = None
