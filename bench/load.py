@@ -4,12 +4,14 @@
     python bench/load.py --model-latency 2.0 --conversations 160 --turn-threads 96
     python bench/load.py --no-pgbouncer           # web and workers straight to PostgreSQL
 
-Sizing (the defaults): a turn waits ~2 s on the model (two calls), so 40 turns/s needs ~80
-turns in flight — 120 customers in the closed loop, 2 turn processes × 64 threads. Every
-thread holds a database connection for its task, more than PostgreSQL's default 100
-connections: by default web and workers go through PgBouncer in transaction mode (the
-tenant walls are transaction-local, ``tests/serving/test_pooled_tenant_context.py``), 40
-server connections for everything.
+Sizing (the defaults): a turn waits ~1 s on the model (one call: the accepted
+``send_message`` ends it), so 40 turns/s needs ~40 turns waiting on it plus those queued for
+a core — 120 customers in the closed loop keep the machine saturated (the figure is its
+capacity; fewer customers trade turns/s for first-reply latency), 2 turn processes × 64
+threads. Every thread holds a database connection for its task, more than PostgreSQL's
+default 100 connections: by default web and workers go through PgBouncer in transaction
+mode (the tenant walls are transaction-local,
+``tests/serving/test_pooled_tenant_context.py``), 40 server connections for everything.
 
 What runs, all on 127.0.0.1, all stopped by the bench (``--max-seconds`` is a hard cap):
 
@@ -20,7 +22,8 @@ What runs, all on 127.0.0.1, all stopped by the bench (``--max-seconds`` is a ha
 - A fake Anthropic API in its own process: the recorded ``tool_use`` wire format
   (``send_message``) after ``--model-latency`` seconds, then — to the request carrying the
   tool result — the recorded end-of-turn answer after ``--follow-up-latency`` (default: the
-  same). A turn of the orchestrator is two model calls.
+  same). The orchestrator's turn ends at the accepted ``send_message``, so a turn is one
+  model call (``model_calls_per_turn`` prints it).
 - gunicorn with ``config/gunicorn.conf.py`` and ``DJANGO_ENV=production``; the workers
   with ``scripts/worker.sh turns`` / ``outbox`` (thread pools), plus a probe per task
   (``bench/_load_probe.py``: wall, CPU, SQL).
