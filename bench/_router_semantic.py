@@ -8,7 +8,8 @@
   ``own_r4_*``: the held-out part of own_scenarios_r4.json (three more businesses,
   written before round 4's tuning; only its ``tune`` part guided any choice);
   ``own_r6_*``: the same for own_scenarios_r6.json (gym, internet provider, furniture
-  store; written before round 6's tuning).
+  store; written before round 6's tuning); ``own_r7_*``: own_scenarios_r7.json (beach
+  guesthouse, insurance broker, private school; written before round 7's tuning).
 * ``*_reranked_share``: the share of messages the second encoder re-ranked.
 * ``semantic_*`` public sets: Credsystem pt-BR in full; Banking77 and CLINC150 on a
   fixed sample of their test sets (the encoder costs ~4 ms a message).
@@ -50,6 +51,7 @@ DEV = ROOT.parent / "shared" / "data" / "dev_ptbr" / "routing_dev.json"
 OWN = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios.json"
 OWN_R4 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r4.json"
 OWN_R6 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r6.json"
+OWN_R7 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r7.json"
 MIN_CONFIDENCE = 0.6  # the router's default min_confidence
 # The local_accept_threshold of earlier routers, and the default for the semantic stage
 # (routers.models; where its precision reaches ~0.97 on the own scenarios).
@@ -278,6 +280,7 @@ def bench_own_heldout() -> Iterator[Line]:
     yield from bench_scenarios("own_heldout", own_scenarios("heldout"), learning=False)
     yield from bench_scenarios("own_r4_heldout", own_scenarios("heldout", OWN_R4), learning=False)
     yield from bench_scenarios("own_r6_heldout", own_scenarios("heldout", OWN_R6), learning=False)
+    yield from bench_scenarios("own_r7_heldout", own_scenarios("heldout", OWN_R7), learning=False)
 
 
 def bench_routing_dev_lexical() -> Iterator[Line]:
