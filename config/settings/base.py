@@ -103,6 +103,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "accounts.db"
     if DATABASE_APP_ROLE:
         DATABASES["default"].setdefault("OPTIONS", {})["assume_role"] = DATABASE_APP_ROLE
+    # Prepared statements: the hot path runs the same few statements all day, and each one
+    # parsed and planned anew is a large share of PostgreSQL's CPU per turn. With this on, psycopg
+    # binds parameters server-side and prepares a statement on a connection once it has run
+    # ``DB_PREPARE_THRESHOLD`` times (docs/operations.md, "Prepared statements"). Only for
+    # connections straight to PostgreSQL (or PgBouncer >= 1.21 with
+    # ``max_prepared_statements``): an older PgBouncer in transaction mode hands the next
+    # transaction another server connection, where the statement does not exist.
+    if env.bool("DB_PREPARED_STATEMENTS", default=False):
+        DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
+        DATABASES["default"]["OPTIONS"]["prepare_threshold"] = env.int(
+            "DB_PREPARE_THRESHOLD", default=5
+        )
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=0))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several threads (the in-process task runner, the dev server) share one file.

@@ -297,3 +297,50 @@ def test_turn_tenant_session_holds_behind_pgbouncer_transaction_pooling(two_orgs
     assert a_cross == b_cross == "refused"
     assert {a_first[1], a_again[1], b_first[1], b_again[1]} == {a_first[1]}
     assert a_first[1][1] == role
+
+
+def test_tenant_context_holds_on_prepared_statements(two_orgs):
+    """``DB_PREPARED_STATEMENTS``: psycopg prepares a statement on its connection and runs
+    the cached plan after. One pooled connection, two organizations' transactions on it in
+    turn, every statement prepared at its first run: the same prepared read returns each
+    organization's rows only, and nothing without a context — the policy reads the
+    transaction's setting at every execution, the plan does not keep it."""
+    org_a, org_b, phones_a, phones_b = two_orgs
+    role = _app_role()
+    options = dict(connection.settings_dict["OPTIONS"] or {})
+    options.update(server_side_binding=True, prepare_threshold=0)
+    options["pool"] = {"min_size": 1, "max_size": 1, "timeout": 10}
+
+    def handing_back(step: Callable[[], Any]) -> Callable[[], Any]:
+        def run() -> Any:
+            try:
+                return step()
+            finally:
+                connections[ALIAS].close()  # pooled: back to the pool, for the other thread
+
+        return run
+
+    def prepared_here() -> list[str]:
+        with connections[ALIAS].cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            return [str(row[0]) for row in cursor.fetchall()]
+
+    try:
+        results = _alternate(
+            _settings(OPTIONS=options, CONN_MAX_AGE=0),
+            [
+                handing_back(s)
+                for s in (_phones(org_a.pk), _no_context_count, _phones(org_a.pk), prepared_here)
+            ],
+            [
+                handing_back(s)
+                for s in (_phones(org_b.pk), _insert_into(org_b.pk, org_a.pk), _phones(org_b.pk))
+            ],
+        )
+    finally:
+        _close_pool()
+    *walls, statements = results[0]
+    _assert_walls_held([walls, results[1]], org_a, phones_a, phones_b, role)
+    assert not isinstance(statements, BaseException), statements
+    # The reads above ran as prepared statements on that one connection.
+    assert any('FROM "conversation_contact"' in sql for sql in statements), statements

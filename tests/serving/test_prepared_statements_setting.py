@@ -1,0 +1,69 @@
+"""``DB_PREPARED_STATEMENTS``: the knob that turns on server-side binding with psycopg's
+prepared statements (config/settings/base.py). Off unless asked for — behind PgBouncer
+before 1.21 in transaction mode a prepared statement would be missing on the next
+transaction's server connection — and only ever for PostgreSQL. That the tenant walls hold
+on prepared statements: ``test_pooled_tenant_context.py``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+PRINT_OPTIONS = (
+    "import json, django; django.setup(); from django.conf import settings; "
+    "print(json.dumps(settings.DATABASES['default'].get('OPTIONS') or {}, default=str))"
+)
+
+
+def _options(database_url: str, **env: str) -> dict[str, Any]:
+    clean = {
+        k: v for k, v in os.environ.items() if not k.startswith(("DB_", "DATABASE_", "DJANGO_"))
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", PRINT_OPTIONS],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={
+            **clean,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": database_url,
+            "LOG_LEVEL": "WARNING",
+            **env,
+        },
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    options: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return options
+
+
+POSTGRES = "postgres://someone@127.0.0.1:5432/nowhere"
+
+
+def test_prepared_statements_are_off_unless_asked_for() -> None:
+    options = _options(POSTGRES)
+    assert "server_side_binding" not in options and "prepare_threshold" not in options
+
+
+def test_the_knob_binds_server_side_and_prepares_after_five_runs() -> None:
+    options = _options(POSTGRES, DB_PREPARED_STATEMENTS="1")
+    assert options["server_side_binding"] is True
+    assert options["prepare_threshold"] == 5
+    assert (
+        _options(POSTGRES, DB_PREPARED_STATEMENTS="1", DB_PREPARE_THRESHOLD="2")[
+            "prepare_threshold"
+        ]
+        == 2
+    )
+
+
+def test_the_knob_leaves_sqlite_alone() -> None:
+    options = _options("sqlite:////tmp/retaguarda-knob.sqlite3", DB_PREPARED_STATEMENTS="1")
+    assert "server_side_binding" not in options and "prepare_threshold" not in options
