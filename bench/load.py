@@ -1,17 +1,22 @@
 """Load at a real model latency: the production server and real workers, the model a fake.
 
     python bench/load.py                          # 1.0 s model latency, defaults below
-    python bench/load.py --model-latency 2.0 --conversations 160 --turn-threads 96
-    python bench/load.py --no-pgbouncer           # web and workers straight to PostgreSQL
+    python bench/load.py --model-latency 2.0 --conversations 160 --turn-threads 40
+    python bench/load.py --pgbouncer --no-prepared-statements --turn-threads 64
 
 Sizing (the defaults): a turn waits ~1 s on the model (one call: the accepted
 ``send_message`` ends it), so 40 turns/s needs ~40 turns waiting on it plus those queued for
 a core — 120 customers in the closed loop keep the machine saturated (the figure is its
-capacity; fewer customers trade turns/s for first-reply latency), 2 turn processes × 64
-threads. Every thread holds a database connection for its task, more than PostgreSQL's
-default 100 connections: by default web and workers go through PgBouncer in transaction
-mode (the tenant walls are transaction-local,
-``tests/serving/test_pooled_tenant_context.py``), 40 server connections for everything.
+capacity; fewer customers trade turns/s for first-reply latency). Every thread holds a
+database connection for its task; web and workers go straight to PostgreSQL (default 100
+connections): 2 turn processes × 28 threads (56 turns in flight), 2 web workers × 8, 1
+outbox worker × 8 — 80 connections. Straight to PostgreSQL, psycopg's prepared statements
+(``DB_PREPARED_STATEMENTS``) spare the server parsing and planning the hot path's same few
+statements again and again. ``--pgbouncer`` puts PgBouncer in transaction mode in between
+instead (the tenant walls are transaction-local,
+``tests/serving/test_pooled_tenant_context.py``), 40 server connections for everything, and
+then needs ``--no-prepared-statements``: PgBouncer before 1.21 (Debian 12 ships 1.18) hands a
+transaction any server connection, where a statement prepared on another does not exist.
 
 What runs, all on 127.0.0.1, all stopped by the bench (``--max-seconds`` is a hard cap):
 
@@ -552,7 +557,7 @@ def parse_args() -> argparse.Namespace:
     add("--orgs", type=int, default=4)
     add("--history", type=int, default=1000, help="past customers per number (then ANALYZE)")
     add("--turn-workers", type=int, default=2, help="turn worker processes")
-    add("--turn-threads", type=int, default=64, help="threads per turn worker")
+    add("--turn-threads", type=int, default=28, help="threads per turn worker")
     add("--outbox-workers", type=int, default=1)
     add("--outbox-threads", type=int, default=8)
     add("--web-workers", type=int, default=2)
@@ -561,11 +566,18 @@ def parse_args() -> argparse.Namespace:
     add(
         "--pgbouncer",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="web and workers through PgBouncer (default; --no-pgbouncer: straight)",
+        default=False,
+        help="web and workers through PgBouncer (default: straight to PostgreSQL)",
     )
     add("--pgbouncer-pool-size", type=int, default=40)
     add("--pgbouncer-mode", choices=["transaction", "session"], default="transaction")
+    add(
+        "--prepared-statements",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="DB_PREPARED_STATEMENTS=1 for web and workers (default; not through PgBouncer "
+        "before 1.21 in transaction mode)",
+    )
     add("--ack-rate", type=float, default=200.0)
     add("--ack-seconds", type=float, default=10.0)
     add("--reply-timeout", type=float, default=30.0)
@@ -580,6 +592,11 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
+    if args.prepared_statements and args.pgbouncer and args.pgbouncer_mode == "transaction":
+        raise SystemExit(
+            "--pgbouncer in transaction mode needs --no-prepared-statements (PgBouncer before "
+            "1.21 cannot carry prepared statements)"
+        )
     follow_up = args.model_latency if args.follow_up_latency is None else args.follow_up_latency
     if args.fake_model:
         serve_fake_model(args.model_latency, follow_up)
@@ -651,7 +668,9 @@ def main() -> None:
         base_env = {
             key: value
             for key, value in os.environ.items()
-            if not key.startswith(("DATABASE_", "CELERY_", "DJANGO_", "ANTHROPIC_", "DB_POOL"))
+            if not key.startswith(
+                ("DATABASE_", "CELERY_", "DJANGO_", "ANTHROPIC_", "DB_POOL", "DB_PREPARE")
+            )
         }
         base_env.update(
             app_db,
@@ -676,6 +695,8 @@ def main() -> None:
         if not routed:  # no per-queue routes configured: every task on the default queue
             base_env.update(CELERY_TURNS_QUEUE="retaguarda", CELERY_OUTBOX_QUEUE="retaguarda")
         pool = {} if not args.no_db_pool else {"DB_POOL_MAX_SIZE": "0"}
+        if args.prepared_statements:
+            base_env["DB_PREPARED_STATEMENTS"] = "1"
 
         web_env = {
             **base_env,
@@ -757,6 +778,7 @@ def main() -> None:
             "turn_threads": args.turn_threads,
             "pgbouncer": args.pgbouncer_mode if args.pgbouncer else False,
             "db_pool": not args.no_db_pool,
+            "prepared_statements": args.prepared_statements,
         }
         emit(
             "turns_per_second_at_model_latency",
