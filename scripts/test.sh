@@ -23,3 +23,21 @@ export CELERY_TEST_BROKER_URL=${CELERY_TEST_BROKER_URL:-redis://127.0.0.1:6379/1
 .venv/bin/mypy .
 .venv/bin/python manage.py makemigrations --check --dry-run >/dev/null
 .venv/bin/python -m pytest "$@"
+# The whole suite (no test paths among the arguments): then the hot path once more with
+# prepared statements on (DB_PREPARED_STATEMENTS, docs/operations.md) — webhooks, the
+# production server, the pooled tenant walls, the compiled lookups and the fault drills with
+# real workers.
+only_options=1
+value_of=""
+for arg in "$@"; do
+  if [ -n "$value_of" ]; then value_of=""; continue; fi  # the value of -p/-k/-m
+  case "$arg" in
+    -p | -k | -m) value_of=$arg ;;
+    -*) ;;
+    *) only_options=0 ;;
+  esac
+done
+if [ "$only_options" = 1 ]; then
+  DB_PREPARED_STATEMENTS=1 .venv/bin/python -m pytest -q "$@" tests/serving tests/channels \
+    tests/accounts/test_compiled_query.py tests/faults
+fi
