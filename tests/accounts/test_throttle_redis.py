@@ -14,11 +14,12 @@ from accounts import throttle
 REDIS = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 
 
-@pytest.fixture
-def redis_cache(settings):  # type: ignore[no-untyped-def]
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS}
-    }
+# Django's backend, and production's (one client per pool: config/redis_clients.py).
+@pytest.fixture(
+    params=["django.core.cache.backends.redis.RedisCache", "config.redis_clients.RedisCache"]
+)
+def redis_cache(settings, request):  # type: ignore[no-untyped-def]
+    settings.CACHES = {"default": {"BACKEND": request.param, "LOCATION": REDIS}}
     # Django's setting_changed handler rebuilds the cache handlers both ways.
     return caches["default"]
 
