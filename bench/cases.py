@@ -13,7 +13,8 @@ feature, cue, calibration and training-data changes) and ``heldout_r5`` (heldout
 written in round 4 after the first tuning pass) and ``heldout_r6`` / ``heldout_r6b`` (written
 in round 6 before that round's changes) and ``heldout_r7`` (written in round 7 before that
 round's changes) and ``heldout_r8`` (written in round 8 before that round's changes) and
-``heldout_r9`` (written in round 9 before that round's changes; see
+``heldout_r9`` (written in round 9 before that round's changes) and ``heldout_r10``
+(written in round 10 before that round's changes; see
 tests/fixtures/cases/SOURCE.md for how each was used).
 Per set and stage it prints precision and recall of
 
@@ -86,6 +87,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r7", CASES_FIXTURES / "heldout_r7.json"),
         ("heldout_r8", CASES_FIXTURES / "heldout_r8.json"),
         ("heldout_r9", CASES_FIXTURES / "heldout_r9.json"),
+        ("heldout_r10", CASES_FIXTURES / "heldout_r10.json"),
     ):
         data = json.loads(path.read_text(encoding="utf-8"))
         sets[name] = [(item["text"], bool(item["promise"])) for item in data["items"]]

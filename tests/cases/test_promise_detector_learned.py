@@ -119,6 +119,8 @@ HELDOUT_R7 = load_round_4("heldout_r7.json")
 HELDOUT_R8 = load_round_4("heldout_r8.json")
 # Round 9: written before that round's changes; measured by bench/cases.py, never trained on.
 HELDOUT_R9 = load_round_4("heldout_r9.json")
+# Round 10: written before that round's changes; measured by bench/cases.py, never trained on.
+HELDOUT_R10 = load_round_4("heldout_r10.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -170,6 +172,8 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R8) == 72 and sum(label for _, label in HELDOUT_R8) == 36
     assert not {fold(text).strip() for text, _ in HELDOUT_R9} & training
     assert len(HELDOUT_R9) == 80 and sum(label for _, label in HELDOUT_R9) == 40
+    assert not {fold(text).strip() for text, _ in HELDOUT_R10} & training
+    assert len(HELDOUT_R10) == 80 and sum(label for _, label in HELDOUT_R10) == 40
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
     assert len(HELDOUT_R6B) == 60 and sum(label for _, label in HELDOUT_R6B) == 30
     assert len(HELDOUT_R3) == 100 and sum(label for _, label in HELDOUT_R3) == 50
