@@ -7,40 +7,19 @@ on prepared statements: ``test_pooled_tenant_context.py``."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-PRINT_OPTIONS = (
-    "import json, django; django.setup(); from django.conf import settings; "
-    "print(json.dumps(settings.DATABASES['default'].get('OPTIONS') or {}, default=str))"
-)
+from tests.serving.settings_probe import settings_lines
 
 
 def _options(database_url: str, **env: str) -> dict[str, Any]:
-    clean = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DB_", "DATABASE_", "DJANGO_"))
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", PRINT_OPTIONS],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={
-            **clean,
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_URL": database_url,
-            "LOG_LEVEL": "WARNING",
-            **env,
-        },
-        timeout=60,
-        check=False,
+    (line,) = settings_lines(
+        ["json.dumps(settings.DATABASES['default'].get('OPTIONS') or {}, default=str)"],
+        drop_prefixes=("DB_", "DATABASE_", "DJANGO_"),
+        DATABASE_URL=database_url,
+        **env,
     )
-    assert result.returncode == 0, result.stderr
-    options: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    options: dict[str, Any] = json.loads(line)
     return options
 
 

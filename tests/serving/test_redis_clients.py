@@ -6,10 +6,7 @@ its pools after a connection error. On the real Redis of the test run."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +15,8 @@ from django.core.cache import caches
 from kombu import Connection
 
 from config.redis_clients import BrokerChannel, BrokerTransport
+from tests.serving.settings_probe import settings_lines
 
-ROOT = Path(__file__).resolve().parents[2]
 REDIS = os.environ.get("CELERY_TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
 
 
@@ -96,28 +93,15 @@ def test_cache_values_round_trip_and_one_client_serves_every_call(
     assert len(counted) == 1
 
 
-PRINT_TRANSPORT = (
-    "import django; django.setup(); from django.conf import settings; "
-    "print(getattr(settings, 'CELERY_BROKER_TRANSPORT', None)); "
-    "print(settings.CACHES['default']['BACKEND'])"
-)
-
-
 def _settings(**env: str) -> list[str]:
-    clean = {
-        k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "REDIS_", "DJANGO_"))
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", PRINT_TRANSPORT],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", "LOG_LEVEL": "WARNING", **env},
-        timeout=60,
-        check=False,
+    return settings_lines(
+        [
+            "getattr(settings, 'CELERY_BROKER_TRANSPORT', None)",
+            "settings.CACHES['default']['BACKEND']",
+        ],
+        drop_prefixes=("CELERY_", "REDIS_", "DJANGO_"),
+        **env,
     )
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip().splitlines()[-2:]
 
 
 def test_settings_use_the_pooled_clients_for_redis_and_leave_other_brokers_alone() -> None:
