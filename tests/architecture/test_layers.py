@@ -11,7 +11,7 @@ Layers, bottom to top (what — may import):
    libraries, other pure modules.
 2. **data and infrastructure** — ``accounts/`` (models, the walls ``rls`` and
    ``rls_policies``, access, audit, middleware, context processors, throttle, logging,
-   checks, the database backend), ``config/`` settings and Celery app,
+   checks, the database backend), ``config/`` settings, Celery app and Redis clients,
    ``conversation/models`` (module or package), ``conversation/dispatch.py`` — the pure core.
 3. **conversation services** — outbox, handoff, inbound, knowledge, agents, the model-call
    ledger (``model_calls``), the orchestrator loop, the runtime's adapters
@@ -27,8 +27,9 @@ Where the in-between modules go, and why:
 
 - ``config/settings/`` and ``config/celery.py`` are infrastructure (layer 2): dispatch,
   the one module that touches Celery's registry, imports the Celery app; settings import
-  nothing of the product. ``config/urls.py``, ``wsgi``, ``asgi``, ``health`` and
-  ``gunicorn.conf`` serve requests or start processes: entry points.
+  nothing of the product; ``config/redis_clients.py`` (the broker transport and cache
+  backend the settings name, libraries only) sits with them. ``config/urls.py``, ``wsgi``,
+  ``asgi``, ``health`` and ``gunicorn.conf`` serve requests or start processes: entry points.
 - ``accounts/middleware.py``, ``context_processors.py`` and ``throttle.py`` are request
   plumbing that every page shares: they read memberships and set the walls, so they sit with
   the walls in layer 2, below every app that has pages. ``accounts/logging.py`` (the request
@@ -109,6 +110,7 @@ LAYER_PATTERNS: tuple[tuple[str, int], ...] = (
     ("config/__init__.py", DATA),
     ("config/settings/*", DATA),
     ("config/celery.py", DATA),
+    ("config/redis_clients.py", DATA),
     ("conversation/__init__.py", DATA),
     ("conversation/models.py", DATA),
     ("conversation/models/*", DATA),
