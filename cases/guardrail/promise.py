@@ -101,7 +101,10 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #    "is with our finance team now"), "pode aguardar o contato de", a subjectless plural at a
 #    sentence start ("Vao te ligar"), "fica encarregado de", "na fila do suporte", "expect a
 #    call from", "they're going to"; the learned stage's L2 lowered (promise_fitting).
-RULES_VERSION = "ptbr-promise-7"
+# 8: the customer writes first ("se continuar, me avisa que eu abro um chamado"): no rule
+#    fires and the learned stage scopes it like an instruction; features f7 (nouns in -eira,
+#    "véspera", "câmara" are not a future; "compras", "vendas"... are not people).
+RULES_VERSION = "ptbr-promise-8"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

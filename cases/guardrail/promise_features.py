@@ -36,7 +36,8 @@ from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f4"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+FEATURE_VERSION = "f7"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+# f7: nouns in -eira/-era/-ara are not a future; purchases and sales are not people
 
 # Words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a question; "…"
 # stays U+2026 after folding). Everything else (emoji, quotes, symbols) is not a token.
@@ -51,12 +52,14 @@ _PEOPLE_EXTRA = (
     *("nutricionista", "veterinaria", "veterinario", "sindico", "sindica", "designer"),
     *("perito", "vistoriador", "despachante", "enfermeira", "enfermeiro", "farmaceutico"),
     *("farmaceutica", "fisioterapeuta", "psicologa", "psicologo", "mecanico", "eletricista"),
-    *("encanador", "zelador", "porteiro", "portaria", "garcom", "chef", "estoque"),
+    *("encanador", "zelador", "porteiro", "portaria", "garcom", "chef"),
     *("pintor", "pedreiro", "marceneiro", "jardineiro", "faxineira", "diarista", "cozinheiro"),
     *("cabeleireira", "cabeleireiro", "barbeiro", "fotografo", "fotografa", "tatuador"),
-    *("expedicao", "almoxarifado", "compras", "vendas", "cadastro", "contratos"),
-    *("pagamentos", "provisionamento", "implantacao", "onboarding", "plantonista"),
-    *("assistencia", "mesa", "nivel", "gerencia", "coordenacao", "secretaria"),
+    # Not "compras", "vendas", "cadastro", "contratos", "pagamentos", "estoque", "mesa", "nivel":
+    # as often what the customer bought or signed ("das suas compras") as a department, and
+    # the department is named by the team noun before them ("o setor de compras").
+    *("expedicao", "almoxarifado", "provisionamento", "implantacao", "onboarding"),
+    *("plantonista", "assistencia", "gerencia", "coordenacao", "secretaria"),
     *("team", "staff", "department", "manager", "supervisor", "specialist", "specialists"),
     *("technician", "technicians", "agent", "agents", "representative", "colleague"),
     *("engineers", "engineering", "accounts", "finance", "billing", "support", "warehouse"),
@@ -164,6 +167,9 @@ _MORPHOLOGY: tuple[tuple[str, str], ...] = (
     ("ada", "PART"),
     ("ido", "PART"),
     ("ida", "PART"),
+    # No synthetic future ends in -eira (there is no -eir verb): "sexta-feira", "primeira",
+    # "financeira", "carteira" are nouns and adjectives.
+    ("eira", "W"),
     ("ara", "FUT"),
     ("era", "FUT"),
     ("ira", "FUT"),
@@ -282,7 +288,14 @@ _HABITUAL_WORDS = (
     *("usually", "always", "often", "normally", "generally", "typically", "every", "each"),
 )
 
+# Common nouns that end like a synthetic future ("ligará", "receberá", "enviará").
+_NOT_FUTURE = (
+    *("feira", "vespera", "espera", "primavera", "esfera", "atmosfera", "cera", "fera"),
+    *("cara", "clara", "vara", "camara", "mascara", "tiara", "mentira", "tira", "mira"),
+)
+
 _WORD_CLASSES: dict[str, str] = {
+    **dict.fromkeys(_NOT_FUTURE, "W"),
     **dict.fromkeys(_IMPERATIVES, "IMP"),
     **dict.fromkeys(_EMOTIONS, "EMO"),
     **dict.fromkeys(_DAYS, "TIME"),
@@ -367,6 +380,16 @@ def _token_info(word: str) -> _TokenInfo:
 
 _COMMA = (",", False, None)
 
+# "me avisa que eu abro um chamado", "é só me chamar e eu peço": the customer writes first, so
+# what follows is the AI's answer to a later message, scoped like an instruction ("let me
+# know" too).
+_CUSTOMER_FIRST = frozenset(
+    (
+        *("avisa", "avise", "avisar", "chama", "chame", "chamar", "manda", "mande", "mandar"),
+        *("fala", "fale", "falar", "diz", "diga", "escreve", "escreva", "know"),
+    )
+)
+
 
 def _window_features(tokens: list[str]) -> list[str]:
     """Features of a run of tokens; one pass, because this is the hot path of the stage.
@@ -408,6 +431,8 @@ def _window_features(tokens: list[str]) -> list[str]:
                 keys.append(label)
         if opener is not None:
             scope = opener
+        elif word1 == "me" and word in _CUSTOMER_FIRST:
+            scope = "i_"
         word1 = word
     add(f"b:{word1} </s>")
     add(f"k:{frame1} </s>")

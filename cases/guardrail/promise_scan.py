@@ -99,6 +99,16 @@ _CUSTOMER_REPORTS = re.compile(
     r"|chame|retorna|retorne)\b"
 )
 
+# The customer writes first, then the AI acts: "se continuar, me avisa que eu abro um chamado",
+# "é só me chamar aqui e eu peço para o técnico". The AI's action comes in a later turn, after
+# the customer's message, and that reply is gated then; this one commits nobody.
+_CUSTOMER_FIRST_BEFORE = re.compile(
+    r"\bme\s+(?:avisa|avise|avisar|fala|fale|falar|chama|chame|chamar|manda|mande|mandar"
+    r"|diz|diga|dizer|escreve|escreva|escrever)\s+(?:aqui\s+|por\s+aqui\s+|de\s+novo\s+)?,?\s*"
+    r"(?:que|e)\s+(?:eu\s+|a\s+gente\s+|nos\s+)?(?:ja\s+|mesmo\s+)?\Z"
+)
+_CUSTOMER_FIRST_REACH = 80
+
 # The customer's own words, reported back: "pelo que voce falou, a vendedora ficou de...".
 _REPORTED_BEFORE = re.compile(
     r"\b(?:pelo\s+que|segundo\s+o\s+que)\s+(?:voce|vc)\s+(?:me\s+)?(?:falou|disse|contou"
@@ -209,6 +219,10 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
             _EN_TAKEBACK.search(text, _sentence_start(text, start), sentence_end)
         )
     if rule_id in _WHEN_RULES and _CUSTOMER_REPORTS.search(text, start, sentence_end):
+        return True
+    if b"me" in tokens and _CUSTOMER_FIRST_BEFORE.search(
+        text, max(_sentence_start(text, start), start - _CUSTOMER_FIRST_REACH), start
+    ):
         return True
     if not tokens.isdisjoint(_YOU_WORDS) and _REPORTED_BEFORE.search(
         text, _sentence_start(text, start), start

@@ -121,6 +121,10 @@ HELDOUT_R8 = load_round_4("heldout_r8.json")
 HELDOUT_R9 = load_round_4("heldout_r9.json")
 # Round 10: written before that round's changes; measured by bench/cases.py, never trained on.
 HELDOUT_R10 = load_round_4("heldout_r10.json")
+# Round 11: r11 written blind before that round's changes; r11b written blind as a training
+# batch that was judged (nested cross-validation) and kept as a measurement set instead.
+HELDOUT_R11 = load_round_4("heldout_r11.json")
+HELDOUT_R11B = load_round_4("heldout_r11b.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -174,6 +178,9 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R9) == 80 and sum(label for _, label in HELDOUT_R9) == 40
     assert not {fold(text).strip() for text, _ in HELDOUT_R10} & training
     assert len(HELDOUT_R10) == 80 and sum(label for _, label in HELDOUT_R10) == 40
+    assert not {fold(text).strip() for text, _ in HELDOUT_R11 + HELDOUT_R11B} & training
+    assert len(HELDOUT_R11) == 80 and sum(label for _, label in HELDOUT_R11) == 40
+    assert len(HELDOUT_R11B) == 240 and sum(label for _, label in HELDOUT_R11B) == 120
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
     assert len(HELDOUT_R6B) == 60 and sum(label for _, label in HELDOUT_R6B) == 30
     assert len(HELDOUT_R3) == 100 and sum(label for _, label in HELDOUT_R3) == 50
@@ -263,6 +270,19 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
     precision, recall, mistakes = precision_recall(items, with_oracle_check)
     assert recall >= floor, mistakes
     assert precision >= 0.96, mistakes
+
+
+@pytest.mark.parametrize("items", [HELDOUT_R11, HELDOUT_R11B], ids=["heldout_r11", "heldout_r11b"])
+def test_no_promise_of_the_round_11_sets_escapes_both_the_local_stages_and_the_check(
+    items: Labelled,
+) -> None:
+    # Every labelled promise is found locally or sent to the check (an oracle here); the
+    # near misses' precision is the detector's weak side on these sets (0.93 locally).
+    precision, recall, mistakes = precision_recall(items, with_oracle_check)
+    assert recall == 1.0, mistakes
+    assert precision >= 0.94, mistakes
+    share = sum(assess_promise(text).uncertain for text, _ in items) / len(items)
+    assert share <= MODEL_CHECK_SHARE_CEILING
 
 
 # --- what the learned stage catches, by example (not in any corpus) ---------------------------
