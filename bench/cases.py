@@ -88,6 +88,8 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r8", CASES_FIXTURES / "heldout_r8.json"),
         ("heldout_r9", CASES_FIXTURES / "heldout_r9.json"),
         ("heldout_r10", CASES_FIXTURES / "heldout_r10.json"),
+        ("heldout_r11", CASES_FIXTURES / "heldout_r11.json"),
+        ("heldout_r11b", CASES_FIXTURES / "heldout_r11b.json"),
     ):
         data = json.loads(path.read_text(encoding="utf-8"))
         sets[name] = [(item["text"], bool(item["promise"])) for item in data["items"]]
