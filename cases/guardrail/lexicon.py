@@ -356,3 +356,29 @@ HEARS_REST = (
     r"\s+(?:a|o|uma|um)\s+(?:visita|ligacao|resposta|retorno|contato|chamada|devolutiva"
     rf"|proposta|mensagem)\s+d[aoe]s?\s+{DET}{CORE}{WORD_END}"
 )
+
+
+# First names common in Brazil (and a few English ones), folded. A name only becomes the
+# class NAME; the rest of the sentence still has to read like a promise.
+NAMES: frozenset[str] = frozenset(
+    (
+        *("ana", "maria", "julia", "juliana", "fernanda", "patricia", "camila", "amanda"),
+        *("bruna", "beatriz", "bia", "carla", "carol", "carolina", "daniela", "dani"),
+        *("debora", "denise", "eduarda", "elaine", "fabiana", "gabriela", "gabi", "helena"),
+        *("isabela", "jessica", "joana", "karina", "larissa", "leticia", "lu", "luana"),
+        *("luciana", "luiza", "marcia", "mariana", "marta", "natalia", "paula", "priscila"),
+        *("raquel", "renata", "roberta", "sabrina", "sandra", "simone", "sonia", "tatiana"),
+        *("tati", "vanessa", "viviane", "adriana", "aline", "alice", "cristina", "claudia"),
+        *("rosa", "sara", "sarah", "silvia", "tereza", "vera", "monica", "lucia", "livia"),
+        *("joao", "jose", "pedro", "paulo", "lucas", "marcos", "marcelo", "rafael", "ricardo"),
+        *("rodrigo", "felipe", "gustavo", "bruno", "carlos", "daniel", "diego", "eduardo"),
+        *("fabio", "fernando", "gabriel", "guilherme", "henrique", "igor", "joaquim", "jorge"),
+        *("leandro", "leonardo", "luis", "luiz", "marcio", "mateus", "matheus", "miguel"),
+        *("renato", "roberto", "sergio", "thiago", "tiago", "vinicius", "vitor", "victor"),
+        *("andre", "antonio", "caio", "cesar", "claudio", "edson", "fabricio", "francisco"),
+        *("hugo", "julio", "leo", "mauricio", "murilo", "otavio", "rogerio", "samuel"),
+        *("wagner", "william", "alex", "alexandre", "arthur", "davi", "enzo", "heitor"),
+        *("john", "mark", "mike", "michael", "david", "james", "jessica", "emily", "anna"),
+        *("tom", "chris", "kate", "laura", "lisa", "linda", "peter", "paul", "steve"),
+    )
+)
