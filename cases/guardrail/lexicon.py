@@ -382,3 +382,29 @@ NAMES: frozenset[str] = frozenset(
         *("tom", "chris", "kate", "laura", "lisa", "linda", "peter", "paul", "steve"),
     )
 )
+
+
+# People and teams the learned stage's features read as ``HUM`` besides the rules' nouns
+# (``promise_features.PEOPLE``).
+PEOPLE_EXTRA = (
+    *("pessoal", "galera", "meninos", "meninas", "rapaz", "moca", "motoboy", "motorista"),
+    *("entregador", "entregadores", "montador", "montadores", "instalador", "encarregado"),
+    *("instrutor", "instrutora", "professor", "professora", "coordenador", "coordenadora"),
+    *("nutricionista", "veterinaria", "veterinario", "sindico", "sindica", "designer"),
+    *("perito", "vistoriador", "despachante", "enfermeira", "enfermeiro", "farmaceutico"),
+    *("farmaceutica", "fisioterapeuta", "psicologa", "psicologo", "mecanico", "eletricista"),
+    *("encanador", "zelador", "porteiro", "portaria", "garcom", "chef"),
+    *("pintor", "pedreiro", "marceneiro", "jardineiro", "faxineira", "diarista", "cozinheiro"),
+    *("cabeleireira", "cabeleireiro", "barbeiro", "fotografo", "fotografa", "tatuador"),
+    # Not "compras", "vendas", "cadastro", "contratos", "pagamentos", "estoque", "mesa", "nivel":
+    # as often what the customer bought or signed ("das suas compras") as a department, and
+    # the department is named by the team noun before them ("o setor de compras").
+    *("expedicao", "almoxarifado", "provisionamento", "implantacao", "onboarding"),
+    *("plantonista", "assistencia", "gerencia", "coordenacao", "secretaria"),
+    *("team", "staff", "department", "manager", "supervisor", "specialist", "specialists"),
+    *("technician", "technicians", "agent", "agents", "representative", "colleague"),
+    *("engineers", "engineering", "accounts", "finance", "billing", "support", "warehouse"),
+    *("kitchen", "nurse", "doctor", "driver", "courier", "lawyer", "office", "desk"),
+    *("accountant", "adjuster", "rep", "crew", "installer", "dentist", "contador", "contadora"),
+    *("administradora", "despachante", "costureira", "arquiteto", "arquiteta", "engenheiro"),
+)

@@ -104,7 +104,9 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 # 8: the customer writes first ("se continuar, me avisa que eu abro um chamado"): no rule
 #    fires and the learned stage scopes it like an instruction; features f7 (nouns in -eira,
 #    "véspera", "câmara" are not a future; "compras", "vendas"... are not people).
-RULES_VERSION = "ptbr-promise-8"
+# 9: "esta em analise pela equipe" (under_review_by_human); features f8 ("Dr." and "1.200,50"
+#    end no sentence; "Posso pedir para... Quer?" reads as the question it is).
+RULES_VERSION = "ptbr-promise-9"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

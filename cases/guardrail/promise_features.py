@@ -32,43 +32,39 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS, NAMES
+from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS, NAMES, PEOPLE_EXTRA
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f7"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+FEATURE_VERSION = "f8"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
 # f7: nouns in -eira/-era/-ara are not a future; purchases and sales are not people
+# f8: "Dr." and "R$ 1.200,00" end no sentence; "Posso pedir para... Quer?" is a question
 
-# Words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a question; "…"
-# stays U+2026 after folding). Everything else (emoji, quotes, symbols) is not a token.
-_PIECE = re.compile(r"[a-z0-9]+|[,\u2014\u2013]| - |[.!?;\n\u2026]+")
+# Numbers with their separators ("1.200,50" is one token: its "." ends no sentence and its ","
+# opens no clause), words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a
+# question; "…" stays U+2026 after folding). Everything else (emoji, quotes, symbols) is not
+# a token.
+_PIECE = re.compile(r"[0-9]+(?:[.,][0-9]+)+|[a-z0-9]+|[,\u2014\u2013]| - |[.!?;\n\u2026]+")
 _ENDS = frozenset(".!?;\n\u2026")
+# A title's period ends no sentence: "I can't guarantee that Mr. Lewis will..." is one.
+_ABBREVIATIONS = frozenset(
+    ("mr", "mrs", "ms", "dr", "dra", "drs", "sr", "sra", "srs", "srta", "prof", "profa", "av")
+)
+# "Posso pedir para o Lucas reagendar, se for melhor. Quer?": a short question that asks the
+# customer to accept makes the offer before it a question too (not "Vou encaminhar. Pode
+# ser?", whose first sentence commits: only a sentence with one of ``_OFFER_WORDS``).
+_OFFER_QUESTION_LEADS = frozenset(
+    (
+        *("quer", "queria", "prefere", "topa", "pode", "posso", "podemos", "gostaria"),
+        *("deseja", "tudo", "combinado", "shall", "would", "want", "should", "do", "ok"),
+    )
+)
+_OFFER_WORDS = frozenset(("posso", "podemos", "consigo", "can", "could", "se", "caso", "if"))
+_SHORT_QUESTION = 8
 _MAX_TOKENS = 60  # a run-on "sentence" is cut into windows of this many tokens
 
-_PEOPLE_EXTRA = (
-    *("pessoal", "galera", "meninos", "meninas", "rapaz", "moca", "motoboy", "motorista"),
-    *("entregador", "entregadores", "montador", "montadores", "instalador", "encarregado"),
-    *("instrutor", "instrutora", "professor", "professora", "coordenador", "coordenadora"),
-    *("nutricionista", "veterinaria", "veterinario", "sindico", "sindica", "designer"),
-    *("perito", "vistoriador", "despachante", "enfermeira", "enfermeiro", "farmaceutico"),
-    *("farmaceutica", "fisioterapeuta", "psicologa", "psicologo", "mecanico", "eletricista"),
-    *("encanador", "zelador", "porteiro", "portaria", "garcom", "chef"),
-    *("pintor", "pedreiro", "marceneiro", "jardineiro", "faxineira", "diarista", "cozinheiro"),
-    *("cabeleireira", "cabeleireiro", "barbeiro", "fotografo", "fotografa", "tatuador"),
-    # Not "compras", "vendas", "cadastro", "contratos", "pagamentos", "estoque", "mesa", "nivel":
-    # as often what the customer bought or signed ("das suas compras") as a department, and
-    # the department is named by the team noun before them ("o setor de compras").
-    *("expedicao", "almoxarifado", "provisionamento", "implantacao", "onboarding"),
-    *("plantonista", "assistencia", "gerencia", "coordenacao", "secretaria"),
-    *("team", "staff", "department", "manager", "supervisor", "specialist", "specialists"),
-    *("technician", "technicians", "agent", "agents", "representative", "colleague"),
-    *("engineers", "engineering", "accounts", "finance", "billing", "support", "warehouse"),
-    *("kitchen", "nurse", "doctor", "driver", "courier", "lawyer", "office", "desk"),
-    *("accountant", "adjuster", "rep", "crew", "installer", "dentist", "contador", "contadora"),
-    *("administradora", "despachante", "costureira", "arquiteto", "arquiteta", "engenheiro"),
-)
 PEOPLE: frozenset[str] = frozenset(
-    word for word in (*HUM_CORE_NOUNS, *HUM_EXT_NOUNS, *_PEOPLE_EXTRA) if " " not in word
+    word for word in (*HUM_CORE_NOUNS, *HUM_EXT_NOUNS, *PEOPLE_EXTRA) if " " not in word
 )
 
 # Words that stay themselves in the shape sequence (the grammar the classes hang on).
@@ -187,32 +183,51 @@ def message_features(folded: str) -> list[list[str]]:
 
     One regex pass over the whole text: words, clause marks and sentence ends.
     """
-    sentences: list[list[str]] = []
+    sentences: list[tuple[list[str], bool]] = []
     tokens: list[str] = []
     for piece in _PIECE.findall(folded):
         if piece[0] in _ENDS:
-            if tokens:
+            if tokens and not (piece == "." and tokens[-1] in _ABBREVIATIONS):
                 question = "?" in piece and not _is_tag_question(tokens)
-                sentences.append(_sentence_features(tokens, question))
+                sentences.append((tokens, question))
                 tokens = []
+        elif piece[0].isdigit() and not piece.isalnum():
+            tokens.append(piece.replace(".", "").replace(",", ""))
         else:
             tokens.append(piece)
     if tokens:
-        sentences.append(_sentence_features(tokens, False))
-    return sentences
+        sentences.append((tokens, False))
+    for i in range(len(sentences) - 1):
+        words, question = sentences[i]
+        if (
+            not question
+            and _asks_to_accept(sentences[i + 1])
+            and not _OFFER_WORDS.isdisjoint(words)
+        ):
+            sentences[i] = (words, True)
+    return [_sentence_features(words, question) for words, question in sentences]
+
+
+def _asks_to_accept(sentence: tuple[list[str], bool]) -> bool:
+    words, question = sentence
+    return question and words[0] in _OFFER_QUESTION_LEADS and len(words) <= _SHORT_QUESTION
 
 
 def sentence_spans(folded: str) -> list[tuple[int, int]]:
     """[start, end) of the sentences of ``message_features``, in the same order."""
     spans: list[tuple[int, int]] = []
     start = -1
+    last = ""
     for match in _PIECE.finditer(folded):
-        if match.group()[0] in _ENDS:
-            if start >= 0:
+        piece = match.group()
+        if piece[0] in _ENDS:
+            if start >= 0 and not (piece == "." and last in _ABBREVIATIONS):
                 spans.append((start, match.end()))
                 start = -1
-        elif start < 0:
-            start = match.start()
+        else:
+            last = piece
+            if start < 0:
+                start = match.start()
     if start >= 0:
         spans.append((start, len(folded.rstrip())))
     return spans

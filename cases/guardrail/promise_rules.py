@@ -77,6 +77,7 @@ from .lexicon import (
 )
 from .promise_rule_types import Branch, Rule, first_token, first_tokens, tail
 from .promise_rules_en import EN_RULES
+from .promise_rules_pending import PENDING_RULES
 
 _INTENT_TAILS = (
     # "vou verificar com a equipe", "estou checando com o financeiro".
@@ -337,18 +338,7 @@ RULES: tuple[Rule, ...] = (
             ),
         ),
     ),
-    # Round 7. "o seu caso esta com a gerencia agora", "segue com o financeiro, aguardando a
-    # aprovacao": pending with a person or team that has still to act.
-    Rule(
-        "pending_with_human",
-        (
-            Branch(
-                ("esta com", "estao com", "esta agora com", "segue com", "seguem com", "ta com"),
-                rf"\s+{HUM_CORE}(?:\s+d[aoe]s?\s+[a-z]+)?(?:\s+agora|\s*,?\s+aguardando"
-                r"|\s+para\s+(?:analise|avaliacao|aprovacao|conferencia))" + WORD_END,
-            ),
-        ),
-    ),
+    *PENDING_RULES,
     # "Vao te chamar por aqui", "Devem entrar em contato ainda hoje": a subjectless plural at
     # the start of a sentence is the business's people ("os Correios vao..." has a subject).
     Rule(

@@ -125,6 +125,8 @@ HELDOUT_R10 = load_round_4("heldout_r10.json")
 # batch that was judged (nested cross-validation) and kept as a measurement set instead.
 HELDOUT_R11 = load_round_4("heldout_r11.json")
 HELDOUT_R11B = load_round_4("heldout_r11b.json")
+# Round 12: written blind before it was read; read once on detectors 8 and 9.
+HELDOUT_R12 = load_round_4("heldout_r12.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -181,6 +183,8 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert not {fold(text).strip() for text, _ in HELDOUT_R11 + HELDOUT_R11B} & training
     assert len(HELDOUT_R11) == 80 and sum(label for _, label in HELDOUT_R11) == 40
     assert len(HELDOUT_R11B) == 240 and sum(label for _, label in HELDOUT_R11B) == 120
+    assert not {fold(text).strip() for text, _ in HELDOUT_R12} & training
+    assert len(HELDOUT_R12) == 80 and sum(label for _, label in HELDOUT_R12) == 40
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
     assert len(HELDOUT_R6B) == 60 and sum(label for _, label in HELDOUT_R6B) == 30
     assert len(HELDOUT_R3) == 100 and sum(label for _, label in HELDOUT_R3) == 50
@@ -272,8 +276,12 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
     assert precision >= 0.96, mistakes
 
 
-@pytest.mark.parametrize("items", [HELDOUT_R11, HELDOUT_R11B], ids=["heldout_r11", "heldout_r11b"])
-def test_no_promise_of_the_round_11_sets_escapes_both_the_local_stages_and_the_check(
+@pytest.mark.parametrize(
+    "items",
+    [HELDOUT_R11, HELDOUT_R11B, HELDOUT_R12],
+    ids=["heldout_r11", "heldout_r11b", "heldout_r12"],
+)
+def test_no_promise_of_the_round_11_and_12_sets_escapes_both_the_local_stages_and_the_check(
     items: Labelled,
 ) -> None:
     # Every labelled promise is found locally or sent to the check (an oracle here); the
