@@ -5,9 +5,14 @@
     python bench/load.py --pgbouncer --no-prepared-statements --turn-threads 64
 
 Sizing (the defaults): a turn waits ~1 s on the model (one call: the accepted
-``send_message`` ends it), so 40 turns/s needs ~40 turns waiting on it plus those queued for
-a core — 120 customers in the closed loop keep the machine saturated (the figure is its
-capacity; fewer customers trade turns/s for first-reply latency). Every thread holds a
+``send_message`` ends it). The closed loop's customers write again the moment they are
+answered (no time to read or type), so by Little's law the mean first reply is *customers ÷
+turns per second*, whatever the code does: 120 customers at 40 turns/s wait 3 s on average.
+60 customers keep enough turns in flight for 40 turns/s at ~1.5 s a reply (up to ~50 turns/s
+before the customers, not the cores, are the limit). Measured on the 2-core machine,
+alternating runs: 60 customers 31.8 / 29.36 turns/s, first reply p99 2.784 / 2.659 s; 120
+customers 30.88 / 29.88 turns/s, p99 6.034 / 5.37 s — the same capacity, twice the queue.
+``--conversations 120`` (the default before) shows that queue. Every thread holds a
 database connection for its task; web and workers go straight to PostgreSQL (default 100
 connections): 2 turn processes × 28 threads (56 turns in flight), 2 web workers × 8, 1
 outbox worker × 8 — 80 connections. Straight to PostgreSQL, psycopg's prepared statements
@@ -581,7 +586,7 @@ def parse_args() -> argparse.Namespace:
     add = parser.add_argument
     add("--model-latency", type=float, default=1.0, help="seconds per model call")
     add("--follow-up-latency", type=float, default=None, help="the call after a tool result")
-    add("--conversations", type=int, default=120, help="concurrent customers (closed loop)")
+    add("--conversations", type=int, default=60, help="concurrent customers (closed loop)")
     add("--duration", type=float, default=30.0, help="seconds of closed loop")
     add("--warmup", type=float, default=8.0, help="seconds of closed loop not counted")
     add("--orgs", type=int, default=4)
