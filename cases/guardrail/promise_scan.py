@@ -220,8 +220,10 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
         )
     if rule_id in _WHEN_RULES and _CUSTOMER_REPORTS.search(text, start, sentence_end):
         return True
+    # The pattern holds only words, spaces and a comma up to the hit: it cannot reach past
+    # the sentence's start, so no sentence scan is needed.
     if b"me" in tokens and _CUSTOMER_FIRST_BEFORE.search(
-        text, max(_sentence_start(text, start), start - _CUSTOMER_FIRST_REACH), start
+        text, max(0, start - _CUSTOMER_FIRST_REACH), start
     ):
         return True
     if not tokens.isdisjoint(_YOU_WORDS) and _REPORTED_BEFORE.search(
