@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+import time_machine
 from django.test import Client
 
 from conversation import dispatch
@@ -26,6 +29,16 @@ def _deterministic_tasks(settings: Any) -> None:
     settings.ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
     dispatch.background_thread_enabled = False
     dispatch.run_delayed()  # nothing leaks between tests
+
+
+@pytest.fixture
+def one_rate_window() -> Iterator[None]:
+    """Start the test at the top of a minute, so that the fixed one-minute windows of
+    ``accounts.throttle.hit`` cannot roll over between its requests (a test that crossed
+    ``hh:mm:59`` → ``hh:mm+1:00`` once saw its counter reset and a 429 become a 200)."""
+    next_minute = (int(time.time()) // 60 + 1) * 60
+    with time_machine.travel(next_minute, tick=True):
+        yield
 
 
 @dataclass

@@ -24,7 +24,7 @@ def redis_cache(settings, request):  # type: ignore[no-untyped-def]
     return caches["default"]
 
 
-def test_hits_count_up_to_the_limit_and_refuse_after_it_on_redis(redis_cache):
+def test_hits_count_up_to_the_limit_and_refuse_after_it_on_redis(redis_cache, one_rate_window):
     key = f"test:{uuid.uuid4().hex}"
     answers = [throttle.hit(key, limit=3, window_s=60) for _ in range(5)]
     assert answers == [True, True, True, False, False]

@@ -102,7 +102,7 @@ def test_oversized_body_is_refused_with_413(world, settings):
     assert Message.objects.count() == 0
 
 
-def test_rate_limit_answers_429_per_channel(world, settings):
+def test_rate_limit_answers_429_per_channel(world, settings, one_rate_window):
     from django.core.cache import cache
 
     cache.clear()

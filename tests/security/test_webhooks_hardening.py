@@ -188,7 +188,7 @@ def test_a_replayed_signed_event_is_stored_once(tenants):
 
 
 def test_a_flood_of_bad_signatures_is_throttled_without_spending_the_real_budget(
-    tenants, settings, monkeypatch
+    tenants, settings, monkeypatch, one_rate_window
 ):
     channel = _channel(tenants, "A")
     settings.WEBHOOK_RATE_LIMIT_PER_MINUTE = 2
