@@ -14,7 +14,7 @@ written in round 4 after the first tuning pass) and ``heldout_r6`` / ``heldout_r
 in round 6 before that round's changes) and ``heldout_r7`` (written in round 7 before that
 round's changes) and ``heldout_r8`` (written in round 8 before that round's changes) and
 ``heldout_r9`` (written in round 9 before that round's changes) and ``heldout_r10``
-(written in round 10 before that round's changes; see
+(written in round 10 before that round's changes) and ``heldout_r11``/``r12``/``r13`` (see
 tests/fixtures/cases/SOURCE.md for how each was used).
 Per set and stage it prints precision and recall of
 
@@ -91,6 +91,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r11", CASES_FIXTURES / "heldout_r11.json"),
         ("heldout_r11b", CASES_FIXTURES / "heldout_r11b.json"),
         ("heldout_r12", CASES_FIXTURES / "heldout_r12.json"),
+        ("heldout_r13", CASES_FIXTURES / "heldout_r13.json"),
     ):
         data = json.loads(path.read_text(encoding="utf-8"))
         sets[name] = [(item["text"], bool(item["promise"])) for item in data["items"]]
