@@ -19,6 +19,9 @@ A sentence becomes a list of string features:
 * words after a negation, a condition or an instruction to the customer get their classes
   prefixed (``n_``, ``c_``, ``i_``) up to the next comma: "ninguem da equipe vai te ligar"
   shares nothing with "alguem da equipe vai te ligar";
+* after a habitual word ("costuma", "normalmente", "funciona", "o procedimento") the key
+  classes get ``h_`` to the sentence's end or its "mas": a description of how the process
+  usually goes ("quando o móvel chega, o pessoal da montagem liga") is not a commitment;
 * ``q`` (and the pairs and unigrams again, prefixed) when the sentence is a question — not
   for a closing tag ("O técnico passa aí amanhã, tá?"), which asks nothing.
 
@@ -33,12 +36,24 @@ import re
 from functools import lru_cache
 
 from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS, NAMES, PEOPLE_EXTRA
+from .promise_words import (
+    BUT,
+    DAYS,
+    EMOTIONS,
+    HABITUAL_WORDS,
+    IMPERATIVES,
+    IRREGULAR_PAST,
+    NOT_FUTURE,
+    QUANTIFIERS,
+)
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f8"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+FEATURE_VERSION = "f9"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
 # f7: nouns in -eira/-era/-ara are not a future; purchases and sales are not people
 # f8: "Dr." and "R$ 1.200,00" end no sentence; "Posso pedir para... Quer?" is a question
+# f9: a habitual scope ("costuma funcionar assim: quando..., o pessoal liga"); advice opens an
+# instruction ("recomendo ligar para o consultor"); "consegue" is CAN; "câmera" is no future
 
 # Numbers with their separators ("1.200,50" is one token: its "." ends no sentence and its ","
 # opens no clause), words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a
@@ -248,49 +263,13 @@ def _sentence_features(tokens: list[str], question: bool) -> list[str]:
     return features
 
 
-# Instructions to the customer ("ligue para a central que eles..."): who acts is the customer.
-_IMPERATIVES = (
-    *("ligue", "liga", "fale", "procure", "acesse", "peca", "pergunte", "mande", "envie"),
-    *("va", "passe", "leve", "call", "go", "ask", "contact", "visit", "email", "text"),
-)
-# Feelings about a compliment ("a equipe vai adorar"), not actions for the customer.
-_EMOTIONS = (
-    *("adorar", "amar", "gostar", "feliz", "felizes", "contente", "contentes", "orgulhosa"),
-    *("orgulhoso", "love", "thrilled", "happy", "glad", "delighted", "pleased"),
-)
-_DAYS = (
-    *("segunda", "terca", "quarta", "quinta", "sexta", "sabado", "domingo", "semana"),
-    *("cedo", "manha", "noite", "tomorrow", "today", "tonight", "monday", "tuesday"),
-    *("wednesday", "thursday", "friday", "saturday", "sunday", "week", "morning"),
-    *("afternoon", "evening", "shortly"),
-)
-
-# Irregular past forms the endings miss ("o técnico esteve aí", "ela fez a troca").
-_IRREGULAR_PAST = (
-    *("esteve", "estiveram", "teve", "tiveram", "fez", "fizeram", "disse", "trouxe", "veio"),
-    *("vieram", "deu", "deram", "pos", "puseram", "soube", "quis", "viu", "viram"),
-)
-# What someone habitually does is a fact about them, not a promise ("o time costuma ligar na
-# véspera", "a gente sempre confere"): one class, so every habit shares the frame.
-_HABITUAL_WORDS = (
-    *("costuma", "costumam", "costumamos", "costumo", "geralmente", "normalmente", "sempre"),
-    *("usualmente", "frequentemente", "todo", "toda", "todos", "todas", "cada"),
-    *("usually", "always", "often", "normally", "generally", "typically", "every", "each"),
-)
-
-# Common nouns that end like a synthetic future ("ligará", "receberá", "enviará").
-_NOT_FUTURE = (
-    *("feira", "vespera", "espera", "primavera", "esfera", "atmosfera", "cera", "fera"),
-    *("cara", "clara", "vara", "camara", "mascara", "tiara", "mentira", "tira", "mira"),
-)
-
 _WORD_CLASSES: dict[str, str] = {
-    **dict.fromkeys(_NOT_FUTURE, "W"),
-    **dict.fromkeys(_IMPERATIVES, "IMP"),
-    **dict.fromkeys(_EMOTIONS, "EMO"),
-    **dict.fromkeys(_DAYS, "TIME"),
-    **dict.fromkeys(_IRREGULAR_PAST, "PAST3"),
-    **dict.fromkeys(_HABITUAL_WORDS, "HAB"),
+    **dict.fromkeys(NOT_FUTURE, "W"),
+    **dict.fromkeys(IMPERATIVES, "IMP"),
+    **dict.fromkeys(EMOTIONS, "EMO"),
+    **dict.fromkeys(DAYS, "TIME"),
+    **dict.fromkeys(IRREGULAR_PAST, "PAST3"),
+    **dict.fromkeys(HABITUAL_WORDS, "HAB"),
 }
 
 # Coarse classes of function words, shared by Portuguese and English: "vai te ligar" and
@@ -303,6 +282,7 @@ _COARSE: dict[str, str] = {
     **dict.fromkeys(("going", "gonna", "shall"), "FUT"),
     **dict.fromkeys(("deve", "devem", "devera", "should", "must"), "MODAL"),
     **dict.fromkeys(("pode", "podem", "posso", "podemos", "can", "could", "may"), "CAN"),
+    **dict.fromkeys(("consegue", "conseguem", "consigo", "conseguimos", "able"), "CAN"),
     **dict.fromkeys(("te", "lhe", "you"), "CL"),
     **dict.fromkeys(("voce", "vc", "voces", "senhor", "senhora", "your"), "YOU"),
     **dict.fromkeys(("ele", "ela", "eles", "elas", "he", "she", "they"), "PRO"),
@@ -393,6 +373,7 @@ def _window_features(tokens: list[str]) -> list[str]:
     frame2 = ""
     keys: list[str] = []
     scope = ""
+    habit = False
     for token in tokens:
         if token.isalnum():
             word = token
@@ -405,6 +386,14 @@ def _window_features(tokens: list[str]) -> list[str]:
             scope = ""
         if scope:
             label = scope + label
+        if label == "HAB" and word not in QUANTIFIERS:
+            habit = True
+        elif word in BUT:
+            habit = False
+        elif habit and key:
+            # What happens "normally", "as a rule": a description of the process, to the
+            # sentence's end or its "mas" (commas do not close it).
+            label = "h_" + label
         add(f"b:{word1} {word}")
         if key:
             if label != frame1:

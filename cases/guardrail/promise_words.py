@@ -1,0 +1,51 @@
+"""Word lists of the learned promise stage's classes (``promise_features``): folded words,
+Portuguese and English, each list one class of the sentence shape."""
+
+from __future__ import annotations
+
+# Instructions to the customer ("ligue para a central que eles..."): who acts is the customer.
+IMPERATIVES = (
+    *("ligue", "liga", "fale", "procure", "acesse", "peca", "pergunte", "mande", "envie"),
+    *("va", "passe", "leve", "call", "go", "ask", "contact", "visit", "email", "text"),
+    # Advice is an instruction too: "recomendo ligar para o consultor" — the customer calls.
+    *("recomendo", "recomendamos", "sugiro", "sugerimos", "aconselho", "aconselhamos"),
+    *("contate", "solicite", "compareca", "dirija", "recommend", "suggest", "advise"),
+)
+# Feelings about a compliment ("a equipe vai adorar"), not actions for the customer.
+EMOTIONS = (
+    *("adorar", "amar", "gostar", "feliz", "felizes", "contente", "contentes", "orgulhosa"),
+    *("orgulhoso", "love", "thrilled", "happy", "glad", "delighted", "pleased"),
+)
+DAYS = (
+    *("segunda", "terca", "quarta", "quinta", "sexta", "sabado", "domingo", "semana"),
+    *("cedo", "manha", "noite", "tomorrow", "today", "tonight", "monday", "tuesday"),
+    *("wednesday", "thursday", "friday", "saturday", "sunday", "week", "morning"),
+    *("afternoon", "evening", "shortly"),
+)
+
+# Irregular past forms the endings miss ("o técnico esteve aí", "ela fez a troca").
+IRREGULAR_PAST = (
+    *("esteve", "estiveram", "teve", "tiveram", "fez", "fizeram", "disse", "trouxe", "veio"),
+    *("vieram", "deu", "deram", "pos", "puseram", "soube", "quis", "viu", "viram"),
+)
+# What someone habitually does is a fact about them, not a promise ("o time costuma ligar na
+# véspera", "a gente sempre confere"): one class, so every habit shares the frame.
+HABITUAL_WORDS = (
+    *("costuma", "costumam", "costumamos", "costumo", "geralmente", "normalmente", "sempre"),
+    *("usualmente", "frequentemente", "todo", "toda", "todos", "todas", "cada"),
+    *("usually", "always", "often", "normally", "generally", "typically", "every", "each"),
+    *("funciona", "funcionam", "procedimento", "padrao", "regra", "politica", "works"),
+)
+
+# Common nouns that end like a synthetic future ("ligará", "receberá", "enviará").
+NOT_FUTURE = (
+    *("feira", "vespera", "espera", "primavera", "esfera", "atmosfera", "cera", "fera"),
+    *("cara", "clara", "vara", "camara", "mascara", "tiara", "mentira", "tira", "mira"),
+    *("camera", "opera", "severa", "sincera", "mera", "cratera", "safira"),
+)
+
+# Habitual words that quantify rather than describe a routine ("todos os documentos"): HAB,
+# but they open no habitual scope.
+QUANTIFIERS = frozenset(("todo", "toda", "todos", "todas", "cada", "every", "each"))
+# A contrast ends the habitual scope: "normalmente leva dois dias, mas a equipe vai...".
+BUT = frozenset(("mas", "porem", "entretanto", "contudo", "but", "however"))
