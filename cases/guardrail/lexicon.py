@@ -74,6 +74,7 @@ HUM_CORE_NOUNS: tuple[str, ...] = (
     *("proprietaria", "chefe", "lider", "plantao", "manutencao", "infraestrutura"),
     *("prevencao", "retencao", "advogado", "advogada", "corretor", "corretora", "comite"),
     *("nivel 2", "n2", "escritorio", "matriz", "regional", "superintendencia"),
+    *("tesouraria", "compliance", "almoxarifado", "pos-venda", "pos venda", "posvenda"),
 )
 
 # Outside parties the AI cannot reach by itself. "Vou verificar com o banco" is a promise, but

@@ -17,6 +17,7 @@ EN_PEOPLE_WORDS: tuple[str, ...] = (
     *("legal", "crew", "coordinator", "accountant", "advisor", "advisors", "consultant"),
     *("representative", "someone", "somebody", "doctor", "nurse", "vet", "recruiter"),
     *("installer", "desk", "office", "folks", "supervisors"),
+    *("facilities", "maintenance", "housekeeping", "reception", "concierge", "management"),
 )
 EN_PEOPLE = alt(EN_PEOPLE_WORDS)
 _EN_ADV = r"(?:\s+(?:also|then|personally|directly|soon))?"
@@ -134,3 +135,26 @@ EN_PENDING_REST = (
     r"\s+(?:our|the|my|a|an|one\s+of\s+our)(?:\s+[a-z-]+){0,2}?\s+"
     rf"{EN_PEOPLE}{WORD_END}(?:\s+now|\s*,?\s+(?:waiting|awaiting|who|for|to\s+(?:review|approve)))"
 )
+
+# Round 13. People already told, so they will act: "the maintenance team has been notified",
+# "I've informed our manager", "I've let the team know", "I've flagged this internally".
+_EN_TOLD = r"(?:notified|alerted|informed|told|looped\s+in|made\s+aware)"
+EN_TOLD_REST = (
+    r"(?:\s+[a-z-]+){0,2}?\s+(?:has|have)(?:\s+(?:already|just|also))?\s+been\s+"
+    + _EN_TOLD
+    + WORD_END
+)
+EN_TELL_LEADS = _en_past("notified", "alerted", "informed", "told", "looped in", "flagged")
+EN_TELL_REST = (
+    r"(?:\s+(?:this|it|that|your\s+[a-z-]+)\s+to)?"
+    rf"\s+(?:our|the|my|a|an|one\s+of\s+our)(?:\s+[a-z-]+){{0,2}}?\s+{EN_PEOPLE}{WORD_END}"
+)
+# Not a bare "I let": "Should I let the team know?" asks.
+EN_LET_KNOW_LEADS = tuple(
+    f"{s}{have}let" for s in ("i", "we") for have in ("'ve ", "\u2019ve ", " have ", " just ")
+)
+EN_LET_KNOW_REST = rf"\s+(?:our|the|my)(?:\s+[a-z-]+){{0,2}}?\s+{EN_PEOPLE}\s+know{WORD_END}"
+EN_INTERNALLY_LEADS = _en_past("flagged", "raised", "reported", "escalated", "logged")
+EN_INTERNALLY_REST = r"\s+(?:this|it|that|the\s+issue|your\s+[a-z-]+)\s+internally" + WORD_END
+# "You should hear from us by Friday" (the "you'll" form is ``EN_YOU_WILL``).
+EN_YOU_SHOULD = ("you should", "you should also", "you should soon")

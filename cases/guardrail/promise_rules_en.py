@@ -14,17 +14,25 @@ from .lexicon_en import (
     EN_FORWARD_REST,
     EN_I_WE_REST,
     EN_I_WE_WILL,
+    EN_INTERNALLY_LEADS,
+    EN_INTERNALLY_REST,
+    EN_LET_KNOW_LEADS,
+    EN_LET_KNOW_REST,
     EN_PENDING_LEADS,
     EN_PENDING_REST,
     EN_PEOPLE_WORDS,
     EN_PERSON_REST,
+    EN_TELL_LEADS,
+    EN_TELL_REST,
     EN_THEY_REST,
     EN_THEY_WILL,
     EN_TICKET_LEADS,
     EN_TICKET_REST,
+    EN_TOLD_REST,
     EN_WE_REST,
     EN_WE_WILL,
     EN_YOU_REST,
+    EN_YOU_SHOULD,
     EN_YOU_WILL,
 )
 from .promise_rule_types import Branch, Rule
@@ -41,6 +49,7 @@ EN_RULES: tuple[Rule, ...] = (
             Branch(EN_THEY_WILL, EN_THEY_REST),
             Branch(EN_PEOPLE_WORDS, EN_PERSON_REST),
             Branch(EN_YOU_WILL, EN_YOU_REST),
+            Branch(EN_YOU_SHOULD, EN_YOU_REST),
         ),
     ),
     Rule("en_escalated", (Branch(EN_ESCALATED, ""),)),
@@ -50,4 +59,15 @@ EN_RULES: tuple[Rule, ...] = (
     Rule("en_forward_to_human", (Branch(EN_FORWARD_LEADS, EN_FORWARD_REST),)),
     Rule("en_ask_human", (Branch(EN_ASK_LEADS, EN_ASK_REST),)),
     Rule("en_open_ticket", (Branch(EN_TICKET_LEADS, EN_TICKET_REST),)),
+    # Round 13: "the maintenance team has been notified", "I've informed our manager", "I've
+    # let the team know", "I've flagged this internally": people told are people who will act.
+    Rule(
+        "en_human_was_told",
+        (
+            Branch(EN_PEOPLE_WORDS, EN_TOLD_REST),
+            Branch(EN_TELL_LEADS, EN_TELL_REST),
+            Branch(EN_LET_KNOW_LEADS, EN_LET_KNOW_REST),
+            Branch(EN_INTERNALLY_LEADS, EN_INTERNALLY_REST),
+        ),
+    ),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from cases.guardrail.normalize import fold
+from cases.guardrail.promise import detect_rule_promise
 from cases.guardrail.promise_features import message_features, shape
 from cases.guardrail.promise_learned import learned_model
 
@@ -72,3 +73,40 @@ def test_word_shapes_of_round_13(word: str, expected: str) -> None:
 def test_a_habit_scores_below_the_same_action_promised(habitual: str, committed: str) -> None:
     model = learned_model()
     assert model.score(habitual).probability < model.score(committed).probability
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The maintenance team has been notified and will look into it today.",
+        "Facilities has been informed about the leak in your unit.",
+        "I've notified our billing team about the double charge.",
+        "I have informed the manager, so you're all set.",
+        "I've let the front desk know you'll arrive late.",
+        "I've flagged this internally; it's on the list for this week.",
+        "I flagged your refund to the finance team.",
+        "You should hear from us by Friday.",
+        "A tesouraria vai conferir os dados bancários e fazer a transferência.",
+        "Já encaminhei para o pós-venda.",
+    ],
+)
+def test_people_told_and_new_departments_are_rule_promises(text: str) -> None:
+    # Human-cases §1: telling a team of the business is a commitment that the team acts.
+    assert detect_rule_promise(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the team had been notified, they would have called.",
+        "Should I let the team know?",
+        "Has the manager been informed?",
+        "The manager hasn't been notified.",
+        "You have been notified by email.",
+        "I can let the team know if you want.",
+        "Please let the team know when you arrive.",
+        "You should contact our billing team.",
+    ],
+)
+def test_told_rules_take_back_questions_conditions_negations_and_instructions(text: str) -> None:
+    assert detect_rule_promise(text) is None
