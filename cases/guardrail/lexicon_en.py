@@ -18,6 +18,7 @@ EN_PEOPLE_WORDS: tuple[str, ...] = (
     *("representative", "someone", "somebody", "doctor", "nurse", "vet", "recruiter"),
     *("installer", "desk", "office", "folks", "supervisors"),
     *("facilities", "maintenance", "housekeeping", "reception", "concierge", "management"),
+    *("guys", "techs", "experts", "adjusters", "reps", "shift"),
 )
 EN_PEOPLE = alt(EN_PEOPLE_WORDS)
 _EN_ADV = r"(?:\s+(?:also|then|personally|directly|soon))?"
@@ -158,3 +159,15 @@ EN_INTERNALLY_LEADS = _en_past("flagged", "raised", "reported", "escalated", "lo
 EN_INTERNALLY_REST = r"\s+(?:this|it|that|the\s+issue|your\s+[a-z-]+)\s+internally" + WORD_END
 # "You should hear from us by Friday" (the "you'll" form is ``EN_YOU_WILL``).
 EN_YOU_SHOULD = ("you should", "you should also", "you should soon")
+# "Our tech guys are already working on your connection", "the billing team is looking into
+# it", "a technician is scheduled to visit you tomorrow".
+EN_ACTING_REST = (
+    r"(?:\s+(?:from|at|in|on|of)(?:\s+[a-z0-9'\u2019-]+){1,3}?)?\s+(?:is|are)"
+    r"(?:\s+(?:already|currently|now|actively))?\s+(?:working\s+on|looking\s+into"
+    r"|investigating|reviewing|handling|dealing\s+with|checking\s+on|on\s+it"
+    r"|(?:scheduled|booked|due|set)\s+to\s+(?:visit|come|call|stop\s+by|swing\s+by|contact))"
+    + WORD_END
+)
+# "Your case is now in the hands of our claims department."
+EN_HANDS_LEADS = ("in the hands of", "in the capable hands of")
+EN_HANDS_REST = rf"\s+(?:our|the|my|one\s+of\s+our)(?:\s+[a-z-]+){{0,2}}?\s+{EN_PEOPLE}{WORD_END}"

@@ -5,6 +5,7 @@ English lexicon (``lexicon_en``). Take-backs: ``promise_scan._EN_TAKEBACK``."""
 from __future__ import annotations
 
 from .lexicon_en import (
+    EN_ACTING_REST,
     EN_ASK_LEADS,
     EN_ASK_REST,
     EN_ESCALATED,
@@ -12,6 +13,8 @@ from .lexicon_en import (
     EN_EXPECT_REST,
     EN_FORWARD_LEADS,
     EN_FORWARD_REST,
+    EN_HANDS_LEADS,
+    EN_HANDS_REST,
     EN_I_WE_REST,
     EN_I_WE_WILL,
     EN_INTERNALLY_LEADS,
@@ -69,5 +72,11 @@ EN_RULES: tuple[Rule, ...] = (
             Branch(EN_LET_KNOW_LEADS, EN_LET_KNOW_REST),
             Branch(EN_INTERNALLY_LEADS, EN_INTERNALLY_REST),
         ),
+    ),
+    # "Our tech guys are already working on it", "your case is in the hands of our claims
+    # department", "a technician is scheduled to visit you".
+    Rule(
+        "en_human_is_acting",
+        (Branch(EN_PEOPLE_WORDS, EN_ACTING_REST), Branch(EN_HANDS_LEADS, EN_HANDS_REST)),
     ),
 )

@@ -144,7 +144,7 @@ _EN_RULES = frozenset(
     {
         *("en_human_will_act", "en_escalated", "en_forward_to_human", "en_ask_human"),
         *("en_open_ticket", "en_customer_will_hear", "en_pending_with_human"),
-        "en_human_was_told",
+        *("en_human_was_told", "en_human_is_acting"),
     }
 )
 _EN_TAKEBACK = re.compile(

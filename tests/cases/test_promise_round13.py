@@ -86,11 +86,14 @@ def test_a_habit_scores_below_the_same_action_promised(habitual: str, committed:
         "I've flagged this internally; it's on the list for this week.",
         "I flagged your refund to the finance team.",
         "You should hear from us by Friday.",
+        "Hang tight, our tech guys are already working on your connection.",
+        "Your case is now in the hands of our claims department.",
+        "A technician is scheduled to visit you tomorrow between 9 and 12.",
         "A tesouraria vai conferir os dados bancários e fazer a transferência.",
         "Já encaminhei para o pós-venda.",
     ],
 )
-def test_people_told_and_new_departments_are_rule_promises(text: str) -> None:
+def test_people_told_or_at_work_and_new_departments_are_rule_promises(text: str) -> None:
     # Human-cases §1: telling a team of the business is a commitment that the team acts.
     assert detect_rule_promise(text) is not None
 
@@ -106,6 +109,10 @@ def test_people_told_and_new_departments_are_rule_promises(text: str) -> None:
         "I can let the team know if you want.",
         "Please let the team know when you arrive.",
         "You should contact our billing team.",
+        "Are our technicians working on it?",
+        "Our team is not working on weekends.",
+        "Our team is usually working on these requests in order.",
+        "Your case is in the hands of the bank now.",
     ],
 )
 def test_told_rules_take_back_questions_conditions_negations_and_instructions(text: str) -> None:
