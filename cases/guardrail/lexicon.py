@@ -389,6 +389,7 @@ NAMES: frozenset[str] = frozenset(
 # (``promise_features.PEOPLE``).
 PEOPLE_EXTRA = (
     *("pessoal", "galera", "meninos", "meninas", "rapaz", "moca", "motoboy", "motorista"),
+    *("menino", "menina", "moco"),
     *("entregador", "entregadores", "montador", "montadores", "instalador", "encarregado"),
     *("instrutor", "instrutora", "professor", "professora", "coordenador", "coordenadora"),
     *("nutricionista", "veterinaria", "veterinario", "sindico", "sindica", "designer"),

@@ -43,4 +43,17 @@ PENDING_RULES: tuple[Rule, ...] = (
             ),
         ),
     ),
+    # Round 13. "seu chamado foi assumido pela equipe de redes", "foi priorizado pela
+    # coordenacao", "foi atribuido ao tecnico Carlos": a person or team took the request on and
+    # has still to act (not "foi aprovado pelo gerente", which is done).
+    Rule(
+        "assigned_to_human",
+        (
+            Branch(
+                ("foi", "foram", "esta", "estao", "ficou", "ficaram", "ja foi", "ja esta"),
+                r"\s+(?:assumid|priorizad|atribuid|designad|delegad|alocad)[oa]s?"
+                rf"(?:\s+(?:pel[oa]s?|a[os]?|para|pra|pro)){{1,2}}\s+{HUM_CORE_BARE}",
+            ),
+        ),
+    ),
 )

@@ -90,6 +90,9 @@ def test_a_habit_scores_below_the_same_action_promised(habitual: str, committed:
         "Your case is now in the hands of our claims department.",
         "A technician is scheduled to visit you tomorrow between 9 and 12.",
         "A tesouraria vai conferir os dados bancários e fazer a transferência.",
+        "Seu chamado foi assumido pela equipe de redes.",
+        "Seu pedido foi priorizado pelo time de logística.",
+        "O seu caso foi designado para uma analista do jurídico.",
         "Já encaminhei para o pós-venda.",
     ],
 )
@@ -113,6 +116,9 @@ def test_people_told_or_at_work_and_new_departments_are_rule_promises(text: str)
         "Our team is not working on weekends.",
         "Our team is usually working on these requests in order.",
         "Your case is in the hands of the bank now.",
+        "Seu chamado não foi assumido pela equipe ainda.",
+        "O pedido foi priorizado pelo sistema automaticamente.",
+        "Seu processo foi aprovado pelo gerente e já está concluído.",
     ],
 )
 def test_told_rules_take_back_questions_conditions_negations_and_instructions(text: str) -> None:
