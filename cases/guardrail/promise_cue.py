@@ -137,6 +137,8 @@ _CUE_FORWARD_WORDS = frozenset(
         *("seu", "sua", "seus", "suas", "your", "aqui"),
         # A visit already arranged ("o instalador busca o aparelho na visita").
         *("visita", "visit"),
+        # Where the customer is: "o menino da entrega passa aí até as 18h" (a visit ahead).
+        *("ai",),
     )
 )
 _CUE_ASSURANCE = re.compile(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from cases.guardrail.normalize import fold
-from cases.guardrail.promise import detect_rule_promise
+from cases.guardrail.promise import assess_promise, detect_rule_promise
 from cases.guardrail.promise_features import message_features, shape
 from cases.guardrail.promise_learned import learned_model
 
@@ -123,3 +123,17 @@ def test_people_told_or_at_work_and_new_departments_are_rule_promises(text: str)
 )
 def test_told_rules_take_back_questions_conditions_negations_and_instructions(text: str) -> None:
     assert detect_rule_promise(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Relaxa, o menino da entrega passa aí até as 18h.",
+        "Fica tranquila, o moço da instalação passa aí na quinta.",
+    ],
+)
+def test_a_person_coming_to_the_customer_reaches_the_model_check(text: str) -> None:
+    # Present-as-future with a person of the business as the subject: found locally or sent
+    # to the check, never cleared (human-cases §6: a promise must not leave without a case).
+    assessment = assess_promise(text)
+    assert assessment.promise or assessment.uncertain
