@@ -388,12 +388,14 @@ def _window_features(tokens: list[str]) -> list[str]:
             label = scope + label
         if label == "HAB" and word not in QUANTIFIERS:
             habit = True
-        elif word in BUT:
-            habit = False
-        elif habit and key:
+        elif habit:
             # What happens "normally", "as a rule": a description of the process, to the
-            # sentence's end or its "mas" (commas do not close it).
-            label = "h_" + label
+            # sentence's end or its "mas" (commas do not close it). Only inside the scope is
+            # the word looked up again: most sentences have no habit.
+            if word in BUT:
+                habit = False
+            elif key:
+                label = "h_" + label
         add(f"b:{word1} {word}")
         if key:
             if label != frame1:
