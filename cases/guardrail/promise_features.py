@@ -194,7 +194,12 @@ def shape(word: str) -> str:
 
 
 def message_features(folded: str) -> list[list[str]]:
-    """The features of every sentence of a folded text that has at least one word.
+    """The features of every sentence of a folded text that has at least one word."""
+    return [_sentence_features(words, question) for words, question in message_sentences(folded)]
+
+
+def message_sentences(folded: str) -> list[tuple[list[str], bool]]:
+    """The sentences of a folded text that have at least one word: (tokens, is a question).
 
     One regex pass over the whole text: words, clause marks and sentence ends.
     """
@@ -220,7 +225,7 @@ def message_features(folded: str) -> list[list[str]]:
             and not _OFFER_WORDS.isdisjoint(words)
         ):
             sentences[i] = (words, True)
-    return [_sentence_features(words, question) for words, question in sentences]
+    return sentences
 
 
 def _asks_to_accept(sentence: tuple[list[str], bool]) -> bool:

@@ -11,7 +11,8 @@ same weights, scores and thresholds on every machine and in every process.
   sentences a negative example; a positive message first counts as one bag of all its
   features, then as its highest-scoring sentence.
 * Fitting: L2-regularised, class-balanced log loss, minimised by L-BFGS in numpy (numpy is
-  imported only to train; scoring is plain dict look-ups).
+  imported only to train; scoring is plain dict look-ups, through the weight table compiled
+  by ``promise_scoring`` so that no feature string is built).
 * Calibration: the raw score is mapped to a probability by Platt scaling fitted on
   out-of-fold scores (k-fold cross-validation on the training corpus), so ``probability``
   estimates the share of such messages that are promises, on text the model has not seen.
@@ -45,13 +46,15 @@ import math
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from .normalize import fold
-from .promise_cue import commitment_cue, has_commitment_trigger
+from .promise_cue import COMMITMENT_TRIGGERS, commitment_cue, has_commitment_trigger
 from .promise_features import FEATURE_VERSION, message_features, sentence_spans
-from .promise_fitting import L2, ZEROS, fit_weights
+from .promise_fitting import L2, fit_weights
 from .promise_scan import detect_rule_promise
+from .promise_scoring import CompiledWeights, compile_weights, sentence_scores
 
 __all__ = [
     "CALIBRATION_PATH",
@@ -140,20 +143,22 @@ class LearnedModel:
     def digest(self) -> str:
         return self.calibration.digest
 
+    @cached_property
+    def compiled(self) -> CompiledWeights:
+        """The weights split for ``sentence_scores`` (the same sums as ``message_features``)."""
+        return compile_weights(self.weights, COMMITMENT_TRIGGERS)
+
     def score(self, body: str) -> LearnedScore:
         return self.score_folded(fold(body[:MAX_SCANNED_CHARS]))
 
     def score_folded(self, text: str) -> LearnedScore:
         """Score an already folded text (``normalize.fold``), at most MAX_SCANNED_CHARS."""
-        get = self.weights.get
         best, index = -math.inf, -1
         cues: list[int] = []
-        for i, features in enumerate(message_features(text)):
-            # map() with a second iterable calls get(feature, 0.0) without a Python frame.
-            raw = sum(map(get, features, ZEROS))
+        for i, (raw, trigger) in enumerate(sentence_scores(text, self.compiled)):
             if raw > best:
                 best, index = raw, i
-            if has_commitment_trigger(features):
+            if trigger:
                 cues.append(i)
         raw = self.bias + (best if index >= 0 else 0.0)
         probability = self.probability(raw)
