@@ -18,9 +18,8 @@ from .promise_features import (
     _KEY_CLASSES,
     _PIECE,
     _SCOPE_OPENERS,
-    _TOKEN_INFO,
     _is_tag_question,
-    _token_info,
+    token_info,
 )
 
 __all__ = [
@@ -224,7 +223,7 @@ def _clause_commits(clause: list[str], inherited: bool, assured: bool) -> tuple[
         if word == ",":
             scope = previous = ""
             continue
-        label, _key, opener = _TOKEN_INFO.get(word) or _token_info(word)
+        label, _key, opener = token_info(word)
         if (
             not scope
             and not governs

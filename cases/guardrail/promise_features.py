@@ -1,4 +1,5 @@
-"""Features of the learned promise stage: sentences, tokens, word classes, n-grams.
+"""Features of the learned promise stage: sentences, tokens, word classes (the n-grams over
+them are walked in ``promise_ngrams``).
 
 The learned stage (``promise_learned``) scores each *sentence* of a message and keeps the
 highest score, so a promise buried in a long helpful message is as visible as a promise alone,
@@ -37,14 +38,12 @@ from functools import lru_cache
 
 from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS, NAMES, PEOPLE_EXTRA
 from .promise_words import (
-    BUT,
     DAYS,
     EMOTIONS,
     HABITUAL_WORDS,
     IMPERATIVES,
     IRREGULAR_PAST,
     NOT_FUTURE,
-    QUANTIFIERS,
 )
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
@@ -76,7 +75,7 @@ _OFFER_QUESTION_LEADS = frozenset(
 )
 _OFFER_WORDS = frozenset(("posso", "podemos", "consigo", "can", "could", "se", "caso", "if"))
 _SHORT_QUESTION = 8
-_MAX_TOKENS = 60  # a run-on "sentence" is cut into windows of this many tokens
+MAX_TOKENS = 60  # a run-on "sentence" is cut into windows of this many tokens
 
 PEOPLE: frozenset[str] = frozenset(
     word for word in (*HUM_CORE_NOUNS, *HUM_EXT_NOUNS, *PEOPLE_EXTRA) if " " not in word
@@ -193,11 +192,6 @@ def shape(word: str) -> str:
     return "W"
 
 
-def message_features(folded: str) -> list[list[str]]:
-    """The features of every sentence of a folded text that has at least one word."""
-    return [_sentence_features(words, question) for words, question in message_sentences(folded)]
-
-
 def message_sentences(folded: str) -> list[tuple[list[str], bool]]:
     """The sentences of a folded text that have at least one word: (tokens, is a question).
 
@@ -234,7 +228,7 @@ def _asks_to_accept(sentence: tuple[list[str], bool]) -> bool:
 
 
 def sentence_spans(folded: str) -> list[tuple[int, int]]:
-    """[start, end) of the sentences of ``message_features``, in the same order."""
+    """[start, end) of the sentences of ``message_sentences``, in the same order."""
     spans: list[tuple[int, int]] = []
     start = -1
     last = ""
@@ -251,21 +245,6 @@ def sentence_spans(folded: str) -> list[tuple[int, int]]:
     if start >= 0:
         spans.append((start, len(folded.rstrip())))
     return spans
-
-
-def _sentence_features(tokens: list[str], question: bool) -> list[str]:
-    features: list[str] = []
-    for start in range(0, len(tokens), _MAX_TOKENS):
-        features.extend(_window_features(tokens[start : start + _MAX_TOKENS]))
-    if question:
-        features.append("q")
-        # A question changes what the clause frame means ("vao te ligar?" asks, not promises).
-        features.extend([f"q{feature}" for feature in features if feature.startswith("p:")])
-        features.extend([f"qu:{token}" for token in tokens if token.isalnum()])
-    else:
-        # Word unigrams: a verb or noun seen in training counts wherever it stands.
-        features.extend([f"u:{token}" for token in tokens if token.isalnum()])
-    return features
 
 
 _WORD_CLASSES: dict[str, str] = {
@@ -336,95 +315,28 @@ _FUNCTION_WORDS = _FUNCTION_WORDS | frozenset(word for word in _COARSE if word.i
 _SCOPE_OPENERS = {"NEG": "n_", "IF": "c_", "IMP": "i_"}
 
 
-_TokenInfo = tuple[str, bool, str | None]
-# Token -> (class, whether it is a key class, scope it opens). A plain dict is cheaper to
-# consult than an lru_cache; it is emptied when it grows past the bound (arbitrary text).
-_TOKEN_INFO: dict[str, _TokenInfo] = {}
-_TOKEN_INFO_MAX = 50_000
+TokenInfo = tuple[str, bool, str | None]
 
 
-def _token_info(word: str) -> _TokenInfo:
+def token_info(word: str) -> TokenInfo:
+    """(class, whether it is a key class, the scope it opens) of one folded word."""
     fine = shape(word)
     label = _COARSE.get(fine, fine)
-    info = (label, label in _KEY_CLASSES, _SCOPE_OPENERS.get(label))
-    if len(_TOKEN_INFO) >= _TOKEN_INFO_MAX:
-        _TOKEN_INFO.clear()
-    _TOKEN_INFO[word] = info
-    return info
+    return (label, label in _KEY_CLASSES, _SCOPE_OPENERS.get(label))
 
 
-_COMMA = (",", False, None)
+# A comma or a dash: one clause mark, which also closes a scope.
+CLAUSE_MARK_INFO: TokenInfo = (",", False, None)
 
 # "me avisa que eu abro um chamado", "é só me chamar e eu peço": the customer writes first, so
 # what follows is the AI's answer to a later message, scoped like an instruction ("let me
 # know" too).
-_CUSTOMER_FIRST = frozenset(
+CUSTOMER_FIRST = frozenset(
     (
         *("avisa", "avise", "avisar", "chama", "chame", "chamar", "manda", "mande", "mandar"),
         *("fala", "fale", "falar", "diz", "diga", "escreve", "escreva", "know"),
     )
 )
-
-
-def _window_features(tokens: list[str]) -> list[str]:
-    """Features of a run of tokens; one pass, because this is the hot path of the stage.
-
-    Plain loops and appends rather than comprehensions: on CPython 3.11 each comprehension is
-    a function call, and this runs for every sentence of every message sent.
-    """
-    features: list[str] = []
-    add = features.append
-    word1 = frame1 = "<s>"
-    frame2 = ""
-    keys: list[str] = []
-    scope = ""
-    habit = False
-    for token in tokens:
-        if token.isalnum():
-            word = token
-            label, key, opener = _TOKEN_INFO.get(token) or _token_info(token)
-        else:
-            # Commas and dashes separate clauses ("A Fernanda, do financeiro, vai..."): one
-            # token ",", which also closes a scope.
-            word = ","
-            label, key, opener = _COMMA
-            scope = ""
-        if scope:
-            label = scope + label
-        if label == "HAB" and word not in QUANTIFIERS:
-            habit = True
-        elif habit:
-            # What happens "normally", "as a rule": a description of the process, to the
-            # sentence's end or its "mas" (commas do not close it). Only inside the scope is
-            # the word looked up again: most sentences have no habit.
-            if word in BUT:
-                habit = False
-            elif key:
-                label = "h_" + label
-        add(f"b:{word1} {word}")
-        if key:
-            if label != frame1:
-                # The clause frame: key classes only, in order, repeats collapsed.
-                add(f"k:{frame1} {label}")
-                if frame2:
-                    add(f"k:{frame2} {frame1} {label}")
-                frame2, frame1 = frame1, label
-            if label not in keys:
-                # Ordered pairs of key classes anywhere in the clause: "NAME ... vai ... INF"
-                # also when a long apposition separates the subject from its verb.
-                for earlier in keys:
-                    add(f"p:{earlier}<{label}")
-                keys.append(label)
-        if opener is not None:
-            scope = opener
-        elif word1 == "me" and word in _CUSTOMER_FIRST:
-            scope = "i_"
-        word1 = word
-    add(f"b:{word1} </s>")
-    add(f"k:{frame1} </s>")
-    if frame2:
-        add(f"k:{frame2} {frame1} </s>")
-    return features
 
 
 # A closing tag ("..., tá?", "..., ok?") does not make a statement a question.

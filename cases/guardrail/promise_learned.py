@@ -4,15 +4,15 @@ Trained at first use from the labelled corpus shipped in ``data/promise_train.js
 downloaded weights, nothing written at run time), deterministically: the same corpus gives the
 same weights, scores and thresholds on every machine and in every process.
 
-* Features: ``promise_features`` (word unigrams and bigrams, word-class n-grams of each
-  sentence).
+* Features: ``promise_features`` (sentences, word classes) and ``promise_ngrams`` (word
+  unigrams and bigrams, word-class n-grams of each sentence).
 * A message's raw score is the *highest* sentence score, so adding harmless sentences never
   lowers it. Training is multiple-instance: a negative message makes every one of its
   sentences a negative example; a positive message first counts as one bag of all its
   features, then as its highest-scoring sentence.
 * Fitting: L2-regularised, class-balanced log loss, minimised by L-BFGS in numpy (numpy is
   imported only to train; scoring is plain dict look-ups, through the weight table compiled
-  by ``promise_scoring`` so that no feature string is built).
+  by ``promise_ngrams`` so that no feature string is built).
 * Calibration: the raw score is mapped to a probability by Platt scaling fitted on
   out-of-fold scores (k-fold cross-validation on the training corpus), so ``probability``
   estimates the share of such messages that are promises, on text the model has not seen.
@@ -51,10 +51,10 @@ from pathlib import Path
 
 from .normalize import fold
 from .promise_cue import COMMITMENT_TRIGGERS, commitment_cue, has_commitment_trigger
-from .promise_features import FEATURE_VERSION, message_features, sentence_spans
+from .promise_features import FEATURE_VERSION, sentence_spans
 from .promise_fitting import L2, fit_weights
+from .promise_ngrams import CompiledWeights, compile_weights, message_features, sentence_scores
 from .promise_scan import detect_rule_promise
-from .promise_scoring import CompiledWeights, compile_weights, sentence_scores
 
 __all__ = [
     "CALIBRATION_PATH",

@@ -47,7 +47,7 @@ from cases.guardrail.promise_check import (
     check_promise_with_model,
     decide_promise,
 )
-from cases.guardrail.promise_features import message_features, sentence_spans
+from cases.guardrail.promise_features import sentence_spans
 from cases.guardrail.promise_learned import (
     BAND_MARGIN,
     CALIBRATION_PATH,
@@ -62,6 +62,7 @@ from cases.guardrail.promise_learned import (
     out_of_fold_raw,
     train_model,
 )
+from cases.guardrail.promise_ngrams import message_features
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "promises"
 CASES_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cases"

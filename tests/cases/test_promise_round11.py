@@ -12,7 +12,8 @@ import pytest
 
 from cases.guardrail.normalize import fold
 from cases.guardrail.promise import detect_rule_promise
-from cases.guardrail.promise_features import message_features, sentence_spans, shape
+from cases.guardrail.promise_features import sentence_spans, shape
+from cases.guardrail.promise_ngrams import message_features
 
 
 @pytest.mark.parametrize(

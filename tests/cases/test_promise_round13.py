@@ -11,8 +11,9 @@ import pytest
 
 from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
-from cases.guardrail.promise_features import message_features, shape
+from cases.guardrail.promise_features import shape
 from cases.guardrail.promise_learned import learned_model
+from cases.guardrail.promise_ngrams import message_features
 
 
 def _keys(text: str) -> set[str]:

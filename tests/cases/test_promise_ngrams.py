@@ -1,26 +1,28 @@
-"""The compiled scoring path gives the sums of the feature strings (``promise_scoring``).
+"""Scoring gives the sums of the feature strings (``promise_ngrams``).
 
-The oracle is the reference definition: a sentence's raw score is the sum of the weights of
-``message_features`` (missing features weigh 0), and it carries a trigger when one of its
-features is in ``COMMITMENT_TRIGGERS``. The compiled path walks the tokens a second way, so a
-feature change made in one walk only fails here.
+The oracle is the definition the model is trained on: a sentence's raw score is the sum of
+the weights of its ``message_features`` strings (missing features weigh 0), and it carries a
+trigger when one of those strings is in ``COMMITMENT_TRIGGERS``. Scoring reads the walk's
+features through the compiled table instead, along other branches; a feature scored but not
+emitted (or the reverse), or a look-up under the wrong parts, fails here.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cases.guardrail import promise_scoring
+from cases.guardrail import promise_ngrams
 from cases.guardrail.normalize import fold
 from cases.guardrail.promise_cue import COMMITMENT_TRIGGERS
-from cases.guardrail.promise_features import message_features
 from cases.guardrail.promise_learned import MAX_SCANNED_CHARS, learned_model, load_corpus
-from cases.guardrail.promise_scoring import compile_weights, sentence_scores
+from cases.guardrail.promise_ngrams import compile_weights, message_features, sentence_scores
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -88,17 +90,35 @@ def texts(draw: st.DrawFn) -> str:
     return " ".join(pieces)
 
 
-@settings(max_examples=300, deadline=None)
-@given(text=texts(), data=st.data())
-def test_any_weights_on_any_token_stream_sum_the_same(text: str, data: st.DataObject) -> None:
+def decoys(features: list[str]) -> list[str]:
+    """Every feature of every family built from the parts the text's features use (words,
+    classes, sentence bounds): most of them the walk does not meet, and their weights must
+    not count."""
+    bounds = {"<s>", "</s>"}
+    words = sorted(bounds | {p for f in features if f.startswith("b:") for p in f[2:].split(" ")})
+    labels = sorted(bounds | {p for f in features if f.startswith("k:") for p in f[2:].split(" ")})
+    return [
+        *(f"b:{a} {b}" for a, b in itertools.product(words, repeat=2)),
+        *(f"k:{a} {b}" for a, b in itertools.product(labels, repeat=2)),
+        *(f"k:{a} {b} {c}" for a, b, c in itertools.product(labels, repeat=3)),
+        *(f"{family}:{a}<{b}" for family in ("p", "qp") for a in labels for b in labels),
+        *(f"{family}:{word}" for family in ("u", "qu") for word in words),
+        "q",
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=texts(), chosen=st.data(), seed=st.integers(0, 2**32))
+def test_any_weights_on_any_token_stream_sum_the_same(
+    text: str, chosen: st.DataObject, seed: int
+) -> None:
     features = sorted({f for sentence in message_features(text) for f in sentence})
+    rng = random.Random(seed)
+    weights = {feature: rng.choice((-1, 1)) * rng.uniform(0.05, 4) for feature in decoys(features)}
+    # And the features the text does have, with weights hypothesis picks (and shrinks).
     pick = st.lists(st.sampled_from(features), unique=True) if features else st.just([])
-    chosen = data.draw(pick)
-    weights = {
-        feature: data.draw(st.floats(-4, 4, allow_nan=False).filter(lambda w: abs(w) >= 0.05))
-        for feature in chosen
-    }
-    weights["u:never-seen"] = 1.0  # a weight no text of the strategy can reach
+    for feature in chosen.draw(pick):
+        weights[feature] = chosen.draw(st.floats(-4, 4, allow_nan=False))
     assert_same(text, weights)
 
 
@@ -125,7 +145,7 @@ def test_a_question_scores_its_pairs_and_unigrams_as_the_question_twins() -> Non
 def test_the_token_table_stays_bounded_and_correct_after_it_is_emptied(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(promise_scoring, "_ENTRIES_MAX", 5)
+    monkeypatch.setattr(promise_ngrams, "_ENTRIES_MAX", 5)
     model = learned_model()
     compiled = compile_weights(model.weights, COMMITMENT_TRIGGERS)
     for text in ("A Fernanda, do financeiro, vai te retornar amanhã.", "Ninguém vai te ligar."):

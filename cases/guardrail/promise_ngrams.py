@@ -1,29 +1,31 @@
-"""The learned promise stage's scoring path: the weight table compiled into nested look-ups.
+"""The n-gram features of the learned promise stage: one walk over a sentence's tokens.
 
-``promise_features`` turns a sentence into feature strings ("b:vai te", "k:HUM FUT", ...),
-which training needs. Scoring only needs the sum of their weights, and building the strings
-was about half of the stage's time. ``CompiledWeights`` splits every weighted feature into its
-parts once (``"b:vai te"`` becomes ``bigram["vai"]["te"]``), and ``sentence_scores`` walks the
-tokens the way ``promise_features._window_features`` does, looking each part up without
-building a string.
+``promise_features`` cuts a folded text into sentences of tokens and gives each token its
+class. The walk here reads a sentence's tokens once, in order, keeping the scopes (negation,
+condition, instruction, habit) and the clause frame, and meets every feature of the sentence
+(the list is in the ``promise_features`` docstring). It does one of two things with them:
 
-The two walks must agree exactly: same features, same order of addition, so the same float.
-``tests/cases/test_promise_scoring.py`` checks that for arbitrary token streams (hypothesis)
-and for every labelled message; change both together, or the test fails.
+* ``message_features``: build the feature strings ("b:vai te", "k:HUM FUT", "p:HUM<INF"),
+  which training needs;
+* ``sentence_scores``: add up their weights without building a string, through the weight
+  table compiled once into nested look-ups (``"b:vai te"`` is ``bigram["vai"]["te"]``).
+  Building the strings was about half of the stage's time.
+
+One walk, so both readings meet the same features in the same order, and a sentence's score
+is the same float as the sum of its strings' weights (``tests/cases/test_promise_ngrams.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .promise_features import (
-    _COMMA,
-    _CUSTOMER_FIRST,
-    _MAX_TOKENS,
-    _TOKEN_INFO,
-    _token_info,
+    CLAUSE_MARK_INFO,
+    CUSTOMER_FIRST,
+    MAX_TOKENS,
     message_sentences,
+    token_info,
 )
 from .promise_words import BUT, QUANTIFIERS
 
@@ -109,12 +111,12 @@ def _entry(compiled: CompiledWeights, token: str) -> _Entry:
         entries.clear()  # arbitrary text: keep the table bounded
     if token.isalnum():
         word = token
-        label, key, opener = _TOKEN_INFO.get(token) or _token_info(token)
+        label, key, opener = token_info(token)
         unigram = compiled.unigram.get(token)
         question_unigram = compiled.question_unigram.get(token)
     else:
         word = ","
-        label, key, opener = _COMMA
+        label, key, opener = CLAUSE_MARK_INFO
         unigram = question_unigram = None
     entry = (
         *(word, label, key, opener, word == ",", compiled.bigram.get(word)),
@@ -124,17 +126,43 @@ def _entry(compiled: CompiledWeights, token: str) -> _Entry:
     return entry
 
 
+_EMPTY = CompiledWeights()  # the walk's token table when it only builds strings
+_Emit = Callable[[str], None]
+
+
+def message_features(folded: str) -> list[list[str]]:
+    """The feature strings of every sentence of a folded text that has at least one word."""
+    sentences: list[list[str]] = []
+    for tokens, question in message_sentences(folded):
+        features: list[str] = []
+        emit = features.append
+        for start in range(0, len(tokens), MAX_TOKENS):
+            _walk(tokens[start : start + MAX_TOKENS], _EMPTY, 0.0, None, [], emit)
+        if question:
+            features.append("q")
+            # A question changes what the clause frame means ("vao te ligar?" asks, not
+            # promises): its pairs and unigrams are the question's own.
+            features.extend([f"q{feature}" for feature in features if feature.startswith("p:")])
+            features.extend([f"qu:{token}" for token in tokens if token.isalnum()])
+        else:
+            # Word unigrams: a verb or noun seen in training counts wherever it stands.
+            features.extend([f"u:{token}" for token in tokens if token.isalnum()])
+        sentences.append(features)
+    return sentences
+
+
 def sentence_scores(folded: str, compiled: CompiledWeights) -> list[tuple[float, bool]]:
-    """(summed weight, carries a trigger) of every sentence of ``message_features(folded)``."""
+    """(summed weight, carries a trigger) of every sentence of ``message_features(folded)``:
+    the weights added in the order of the features."""
     scores: list[tuple[float, bool]] = []
     for tokens, question in message_sentences(folded):
         pairs: list[float] | None = [] if question else None
         unigrams: list[float] = []
         raw = 0.0
         trigger = False
-        for start in range(0, len(tokens), _MAX_TOKENS):
-            window = tokens[start : start + _MAX_TOKENS]
-            raw, hit = _window_score(window, compiled, raw, pairs, unigrams)
+        for start in range(0, len(tokens), MAX_TOKENS):
+            window = tokens[start : start + MAX_TOKENS]
+            raw, hit = _walk(window, compiled, raw, pairs, unigrams, None)
             trigger = trigger or hit
         if pairs is not None:
             raw += compiled.question
@@ -146,22 +174,22 @@ def sentence_scores(folded: str, compiled: CompiledWeights) -> list[tuple[float,
     return scores
 
 
-def _window_score(
+def _walk(
     tokens: list[str],
     compiled: CompiledWeights,
     raw: float,
     pairs: list[float] | None,
     unigrams: list[float],
+    emit: _Emit | None,
 ) -> tuple[float, bool]:
-    """``raw`` plus the weights of ``_window_features(tokens)``, added in the same order.
+    """Walk one window of a sentence (at most MAX_TOKENS tokens): ``emit`` each feature
+    string, or (``emit`` None) return ``raw`` plus their weights and whether one is a trigger.
 
-    In a question, ``pairs`` collects the weights of the ``qp:`` twins of the pairs, which
-    come after the window's features; ``unigrams`` collects the ``u:`` (or ``qu:``) weights,
-    which come last. Mirrors ``_window_features`` line for line.
+    Scoring, in a question, ``pairs`` collects the weights of the ``qp:`` twins of the pairs,
+    which come after the window's features; ``unigrams`` collects the ``u:`` (or ``qu:``)
+    weights, which come last. One pass with plain loops: this is the stage's hot path.
     """
-    entries, frame2, frame3 = compiled.entries, compiled.frame2, compiled.frame3
-    pair, question_pair = compiled.pair, compiled.question_pair
-    frame_triggers = compiled.frame_triggers
+    entries, pair, question_pair = compiled.entries, compiled.pair, compiled.question_pair
     trigger = False
     word1 = frame1 = "<s>"
     left_row = compiled.bigram.get("<s>")
@@ -174,35 +202,44 @@ def _window_score(
             token
         ) or _entry(compiled, token)
         if mark:
+            # Commas and dashes separate clauses ("A Fernanda, do financeiro, vai..."): one
+            # token ",", which also closes a scope.
             scope = ""
         elif scope:
             label = scope + label
         if label == "HAB" and word not in QUANTIFIERS:
             habit = True
         elif habit:
+            # What happens "normally", "as a rule": a description of the process, to the
+            # sentence's end or its "mas" (commas do not close it).
             if word in BUT:
                 habit = False
             elif key:
                 label = "h_" + label
-        if left_row is not None and (weight := left_row.get(word)) is not None:
-            raw += weight
-        if lefts is not None and not trigger:
-            trigger = word1 in lefts
+        if emit is not None:
+            emit(f"b:{word1} {word}")
+        else:
+            if left_row is not None and (weight := left_row.get(word)) is not None:
+                raw += weight
+            if lefts is not None and not trigger:
+                trigger = word1 in lefts
         if key:
             if label != frame1:
-                frame_row = frame2.get(frame1)
-                if frame_row is not None and (weight := frame_row.get(label)) is not None:
-                    raw += weight
-                if not trigger and (lefts := frame_triggers.get(label)) is not None:
-                    trigger = frame1 in lefts
-                if frame2_left:
-                    rows = frame3.get(frame2_left)
-                    frame_row = rows.get(frame1) if rows is not None else None
-                    if frame_row is not None and (weight := frame_row.get(label)) is not None:
-                        raw += weight
+                # The clause frame: key classes only, in order, repeats collapsed.
+                if emit is not None:
+                    emit(f"k:{frame1} {label}")
+                    if frame2_left:
+                        emit(f"k:{frame2_left} {frame1} {label}")
+                else:
+                    raw, trigger = _frame_score(compiled, raw, trigger, frame2_left, frame1, label)
                 frame2_left, frame1 = frame1, label
             if label not in keys:
+                # Ordered pairs of key classes anywhere in the clause: "NAME ... vai ... INF"
+                # also when a long apposition separates the subject from its verb.
                 for earlier in keys:
+                    if emit is not None:
+                        emit(f"p:{earlier}<{label}")
+                        continue
                     pair_row = pair.get(earlier)
                     if pair_row is not None and (weight := pair_row.get(label)) is not None:
                         raw += weight
@@ -213,24 +250,37 @@ def _window_score(
                 keys.append(label)
         if opener is not None:
             scope = opener
-        elif word1 == "me" and word in _CUSTOMER_FIRST:
+        elif word1 == "me" and word in CUSTOMER_FIRST:
             scope = "i_"
         weight = unigram if pairs is None else question_unigram
         if weight is not None:
             unigrams.append(weight)
         word1, left_row = word, row
+    if emit is not None:
+        emit(f"b:{word1} </s>")
+        emit(f"k:{frame1} </s>")
+        if frame2_left:
+            emit(f"k:{frame2_left} {frame1} </s>")
+        return raw, trigger
     if left_row is not None and (weight := left_row.get("</s>")) is not None:
         raw += weight
     if not trigger and (lefts := compiled.bigram_triggers.get("</s>")) is not None:
         trigger = word1 in lefts
-    frame_row = frame2.get(frame1)
-    if frame_row is not None and (weight := frame_row.get("</s>")) is not None:
+    return _frame_score(compiled, raw, trigger, frame2_left, frame1, "</s>")
+
+
+def _frame_score(
+    compiled: CompiledWeights, raw: float, trigger: bool, left2: str, left: str, label: str
+) -> tuple[float, bool]:
+    """``raw`` plus the weights of ``k:{left} {label}`` and ``k:{left2} {left} {label}``."""
+    row = compiled.frame2.get(left)
+    if row is not None and (weight := row.get(label)) is not None:
         raw += weight
-    if not trigger and (lefts := frame_triggers.get("</s>")) is not None:
-        trigger = frame1 in lefts
-    if frame2_left:
-        rows = frame3.get(frame2_left)
-        frame_row = rows.get(frame1) if rows is not None else None
-        if frame_row is not None and (weight := frame_row.get("</s>")) is not None:
+    if not trigger and (lefts := compiled.frame_triggers.get(label)) is not None:
+        trigger = left in lefts
+    if left2:
+        rows = compiled.frame3.get(left2)
+        row = rows.get(left) if rows is not None else None
+        if row is not None and (weight := row.get(label)) is not None:
             raw += weight
     return raw, trigger
