@@ -6,6 +6,7 @@ import json
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,28 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+MACHINE_LOOP_STEPS = 2_000_000
+
+
+def machine_loop_ms(rounds: int = 3) -> float:
+    """CPU milliseconds of a fixed pure-Python loop, best of ``rounds``: how fast the machine
+    runs Python right now. The same 2-core machine has run it 2.4 times slower on some days
+    than on others, so every speed figure is read beside this one."""
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        total = 0
+        for i in range(MACHINE_LOOP_STEPS):
+            total += i
+        best = min(best, time.process_time() - started)
+    return round(best * 1000, 1)
+
+
+def emit_machine_line(rounds: int = 3) -> None:
+    steps = MACHINE_LOOP_STEPS
+    emit("machine_python_loop_2m_cpu", machine_loop_ms(rounds), "ms", steps, rounds=rounds)
 
 
 def emit(name: str, value: float, unit: str, n: int, **extra: Any) -> None:

@@ -43,7 +43,9 @@ the reply, sends the next (burst window 0), for ``--duration`` s; then webhook a
 ``--ack-rate`` req/s open loop, first with the workers paused (the web tier alone), then
 with them running (draining what the first part queued).
 
-Prints JSON lines {"name", "value", "unit", "n"}: turns_per_second_at_model_latency,
+Prints JSON lines {"name", "value", "unit", "n"}: first machine_python_loop_2m_cpu (how fast
+the machine runs Python today, before anything starts: read every figure beside it),
+turns_per_second_at_model_latency,
 first_reply_p50_s / p99_s (webhook sent → reply delivered), webhook_ack_p50_ms / p99_ms,
 non_model_ms_per_turn_p50 (turn task wall time minus its model calls),
 cpu_ms_per_turn_all_processes (the machine's CPU during the closed loop, by role),
@@ -73,7 +75,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from _django import emit, percentile, setup_django
+from _django import emit, emit_machine_line, percentile, setup_django
 
 ROOT = Path(__file__).resolve().parent.parent
 OWNER, APP = "retaguarda_owner", "retaguarda_app"
@@ -636,6 +638,7 @@ def main() -> None:
     if args.fake_model:
         serve_fake_model(args.model_latency, follow_up)
         return
+    emit_machine_line()  # before anything starts: the machine's own speed today
     procs = Procs(logs=Path(f"/tmp/retaguarda-load-{os.getpid()}"))
     procs.logs.mkdir(parents=True, exist_ok=True)
     redis_url = f"redis://127.0.0.1:6379/{args.redis_db}"

@@ -23,7 +23,7 @@ import sys
 import time
 import uuid
 
-from _django import emit, fresh_database, percentile, setup_django
+from _django import emit, emit_machine_line, fresh_database, percentile, setup_django
 
 
 def post(client, channel, phone: str, text: str):  # type: ignore[no-untyped-def]
@@ -189,6 +189,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the turns (stderr)")
     args = parser.parse_args()
     production_like = {"DJANGO_DEBUG": "0", "LOG_LEVEL": "WARNING"}
+    if not args.only_worker:  # the parent prints it once, before its child process runs
+        emit_machine_line()
 
     if args.only_worker:
         setup_django(
