@@ -54,43 +54,49 @@ class CompiledWeights:
 
 def compile_weights(weights: Mapping[str, float], triggers: frozenset[str]) -> CompiledWeights:
     """Split ``weights`` (and the trigger features) by family; unknown families raise."""
-    compiled = CompiledWeights()
+    bigram: _Table = {}
+    frame2: _Table = {}
+    frame3: _Trigram = {}
+    pairs: dict[str, _Table] = {"p": {}, "qp": {}}
+    unigrams: dict[str, dict[str, float]] = {"u": {}, "qu": {}}
+    question = 0.0
     for feature, weight in weights.items():
         family, _, rest = feature.partition(":")
+        parts = rest.split(" ")
         if feature == "q":
-            object.__setattr__(compiled, "question", weight)
-        elif family in ("b", "k"):
-            parts = rest.split(" ")
-            if family == "b" and len(parts) == 2:
-                compiled.bigram.setdefault(parts[0], {})[parts[1]] = weight
-            elif family == "k" and len(parts) == 2:
-                compiled.frame2.setdefault(parts[0], {})[parts[1]] = weight
-            elif family == "k" and len(parts) == 3:
-                left2, left, label = parts
-                compiled.frame3.setdefault(left2, {}).setdefault(left, {})[label] = weight
-            else:
-                raise ValueError(f"unknown feature shape: {feature!r}")
-        elif family in ("p", "qp"):
+            question = weight
+        elif family == "b" and len(parts) == 2:
+            bigram.setdefault(parts[0], {})[parts[1]] = weight
+        elif family == "k" and len(parts) == 2:
+            frame2.setdefault(parts[0], {})[parts[1]] = weight
+        elif family == "k" and len(parts) == 3:
+            frame3.setdefault(parts[0], {}).setdefault(parts[1], {})[parts[2]] = weight
+        elif family in pairs:
             earlier, _, label = rest.partition("<")
-            table = compiled.pair if family == "p" else compiled.question_pair
-            table.setdefault(earlier, {})[label] = weight
-        elif family == "u":
-            compiled.unigram[rest] = weight
-        elif family == "qu":
-            compiled.question_unigram[rest] = weight
+            pairs[family].setdefault(earlier, {})[label] = weight
+        elif family in unigrams:
+            unigrams[family][rest] = weight
         else:
-            raise ValueError(f"unknown feature family: {feature!r}")
-    bigram: dict[str, set[str]] = {}
-    frame: dict[str, set[str]] = {}
+            raise ValueError(f"unknown feature family or shape: {feature!r}")
+    lefts: dict[str, dict[str, set[str]]] = {"b": {}, "k": {}}
     for feature in triggers:
         family, _, rest = feature.partition(":")
         parts = rest.split(" ")
-        if family not in ("b", "k") or len(parts) != 2:
+        if family not in lefts or len(parts) != 2:
             raise ValueError(f"a trigger must be a word or frame bigram: {feature!r}")
-        (bigram if family == "b" else frame).setdefault(parts[1], set()).add(parts[0])
-    compiled.bigram_triggers.update((k, frozenset(v)) for k, v in bigram.items())
-    compiled.frame_triggers.update((k, frozenset(v)) for k, v in frame.items())
-    return compiled
+        lefts[family].setdefault(parts[1], set()).add(parts[0])
+    return CompiledWeights(
+        bigram=bigram,
+        frame2=frame2,
+        frame3=frame3,
+        pair=pairs["p"],
+        question_pair=pairs["qp"],
+        unigram=unigrams["u"],
+        question_unigram=unigrams["qu"],
+        question=question,
+        bigram_triggers={word: frozenset(left) for word, left in lefts["b"].items()},
+        frame_triggers={label: frozenset(left) for label, left in lefts["k"].items()},
+    )
 
 
 # Per token, what the walk needs of it, looked up once: the word as the bigrams see it, its
@@ -102,7 +108,6 @@ _Entry = tuple[
     float | None, float | None,
 ]  # fmt: skip
 _ENTRIES_MAX = 50_000
-_CLAUSE_MARKS = (",", "\u2014", "\u2013", " - ")  # the non-word tokens of ``_PIECE``
 
 
 def _entry(compiled: CompiledWeights, token: str) -> _Entry:
@@ -118,10 +123,9 @@ def _entry(compiled: CompiledWeights, token: str) -> _Entry:
         word = ","
         label, key, opener = CLAUSE_MARK_INFO
         unigram = question_unigram = None
-    entry = (
-        *(word, label, key, opener, word == ",", compiled.bigram.get(word)),
-        *(compiled.bigram_triggers.get(word), unigram, question_unigram),
-    )
+    row = compiled.bigram.get(word)
+    lefts = compiled.bigram_triggers.get(word)
+    entry = (word, label, key, opener, word == ",", row, lefts, unigram, question_unigram)
     entries[token] = entry
     return entry
 

@@ -156,7 +156,7 @@ def test_the_token_table_stays_bounded_and_correct_after_it_is_emptied(
 
 @pytest.mark.parametrize("feature", ["x:vai", "b:vai", "k:a b c d", "b:a b c"])
 def test_an_unknown_feature_shape_is_refused(feature: str) -> None:
-    with pytest.raises(ValueError, match="unknown feature"):
+    with pytest.raises(ValueError, match="unknown feature family or shape"):
         compile_weights({feature: 1.0}, frozenset())
 
 
