@@ -189,5 +189,6 @@ def detect_human_promise(body: str) -> PromiseMatch | None:
 
 
 def warm_up() -> None:
-    """Train the learned stage now (e.g. at worker start) instead of on the first message."""
-    learned_model()
+    """Train the learned stage and compile its weight table now (e.g. at worker start)
+    instead of on the first message (about a second, then ~10 ms)."""
+    learned_model().compile()

@@ -148,6 +148,10 @@ class LearnedModel:
         """The weights split for ``sentence_scores`` (the same sums as ``message_features``)."""
         return compile_weights(self.weights, COMMITMENT_TRIGGERS)
 
+    def compile(self) -> None:
+        """Compile the weight table now rather than at the first score."""
+        _ = self.compiled
+
     def score(self, body: str) -> LearnedScore:
         return self.score_folded(fold(body[:MAX_SCANNED_CHARS]))
 

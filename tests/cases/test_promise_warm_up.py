@@ -24,3 +24,14 @@ def test_a_failing_warm_up_never_stops_the_worker(monkeypatch: Any) -> None:
 
     monkeypatch.setattr(signals, "warm_up", broken)
     worker_process_init.send(sender=None)  # logged, not raised
+
+
+def test_warm_up_trains_the_learned_stage_and_compiles_its_weights() -> None:
+    from cases.guardrail import promise_learned
+    from cases.guardrail.promise import warm_up
+
+    model = promise_learned.learned_model()
+    model.__dict__.pop("compiled", None)  # as a new process would have it
+    warm_up()
+    assert "compiled" in model.__dict__
+    assert model.compiled.bigram  # the table is the shipped weights', not an empty one
