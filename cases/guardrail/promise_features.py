@@ -213,16 +213,12 @@ def message_sentences(folded: str) -> list[tuple[list[str], bool]]:
         sentences.append((tokens, False))
     for i in range(len(sentences) - 1):
         words, question = sentences[i]
-        if (
-            not question
-            and _asks_to_accept(sentences[i + 1])
-            and not _OFFER_WORDS.isdisjoint(words)
-        ):
+        if not question and asks_to_accept(sentences[i + 1]) and not _OFFER_WORDS.isdisjoint(words):
             sentences[i] = (words, True)
     return sentences
 
 
-def _asks_to_accept(sentence: tuple[list[str], bool]) -> bool:
+def asks_to_accept(sentence: tuple[list[str], bool]) -> bool:
     words, question = sentence
     return question and words[0] in _OFFER_QUESTION_LEADS and len(words) <= _SHORT_QUESTION
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cases.guardrail import (
@@ -47,7 +47,7 @@ from cases.guardrail.promise_check import (
     check_promise_with_model,
     decide_promise,
 )
-from cases.guardrail.promise_features import sentence_spans
+from cases.guardrail.promise_features import asks_to_accept, message_sentences, sentence_spans
 from cases.guardrail.promise_learned import (
     BAND_MARGIN,
     CALIBRATION_PATH,
@@ -583,10 +583,28 @@ def test_a_found_promise_inside_harmless_text_stays_a_promise(
 def test_learned_score_of_two_messages_is_the_higher_of_the_two(
     first: tuple[str, bool], second: tuple[str, bool]
 ) -> None:
-    # Sentences are scored independently and the message takes the maximum.
+    # Sentences are scored independently and the message takes the maximum, except for the one
+    # reading across sentences: a short question asking to accept ("Quer?", "Prefere...?")
+    # makes the sentence before it an offer when that one has an offer word (features f8).
+    opening = message_sentences(fold(second[0]))
+    assume(not (opening and asks_to_accept(opening[0])))
     model = learned_model()
     joined = model.score(first[0] + "\n" + second[0]).raw
     assert joined == pytest.approx(max(model.score(first[0]).raw, model.score(second[0]).raw))
+
+
+def test_a_question_asking_to_accept_makes_the_offer_before_it_a_question() -> None:
+    # The exception above, as hypothesis found it in two near misses of the corpora: "se"
+    # (here "whether") is an offer word, so the first sentence reads as a question.
+    model = learned_model()
+    first = "Não tenho como saber se eles vão aceitar a devolução fora do prazo."
+    second = "Prefere que eu gere boleto ou Pix?"
+    alone = max(model.score(first).raw, model.score(second).raw)
+    assert model.score(first + "\n" + second).raw < alone
+    # Without the offer word, the question changes nothing before it.
+    plain = "Eles vão aceitar a devolução fora do prazo."
+    together = model.score(plain + "\n" + second).raw
+    assert together == pytest.approx(max(model.score(plain).raw, model.score(second).raw))
 
 
 @settings(max_examples=200)
