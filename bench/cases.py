@@ -95,6 +95,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r12", CASES_FIXTURES / "heldout_r12.json"),
         ("heldout_r13", CASES_FIXTURES / "heldout_r13.json"),
         ("heldout_r14", CASES_FIXTURES / "heldout_r14.json"),
+        ("heldout_r15", CASES_FIXTURES / "heldout_r15.json"),
     ):
         data = json.loads(path.read_text(encoding="utf-8"))
         sets[name] = [(item["text"], bool(item["promise"])) for item in data["items"]]
