@@ -96,6 +96,10 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r13", CASES_FIXTURES / "heldout_r13.json"),
         ("heldout_r14", CASES_FIXTURES / "heldout_r14.json"),
         ("heldout_r15", CASES_FIXTURES / "heldout_r15.json"),
+        ("heldout_r17", CASES_FIXTURES / "heldout_r17.json"),
+        ("heldout_r18", CASES_FIXTURES / "heldout_r18.json"),
+        ("heldout_r19", CASES_FIXTURES / "heldout_r19.json"),
+        ("probe_r16", CASES_FIXTURES / "probe_r16.json"),
     ):
         data = json.loads(path.read_text(encoding="utf-8"))
         sets[name] = [(item["text"], bool(item["promise"])) for item in data["items"]]

