@@ -222,7 +222,7 @@ ACTION_GER = alt(
         *("olhando", "investigando", "avaliando", "acompanhando", "providenciando"),
         *("corrigindo", "ajustando", "apurando", "checando", "conferindo", "revisando"),
         # On the way to the customer: "um técnico da nossa equipe tá indo aí" (a leak of the
-        # blind set r18), "o entregador está a caminho".
+        # blind set r18), "a equipe está a caminho" (an order on its way has no person).
         *("a caminho", "indo ai", "indo ate ai", "indo ate voce", "indo pra ai"),
         *("indo para ai", "se deslocando"),
     )

@@ -106,6 +106,10 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #    "véspera", "câmara" are not a future; "compras", "vendas"... are not people).
 # 9: "esta em analise pela equipe" (under_review_by_human); features f8 ("Dr." and "1.200,50"
 #    end no sentence; "Posso pedir para... Quer?" reads as the question it is).
+# 10: English rules for people already told ("the team has been notified"), departments
+#     ("tesouraria", "pós-venda").
+# 11: staff on their way ("o técnico está a caminho", "tá indo aí") is human_is_acting;
+#     features f10 (staff nicknames, "o Rafa", "a Fê", are names).
 RULES_VERSION = "ptbr-promise-11"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
