@@ -139,6 +139,8 @@ HELDOUT_R15 = load_round_4("heldout_r15.json")
 HELDOUT_R17 = load_round_4("heldout_r17.json")
 HELDOUT_R18 = load_round_4("heldout_r18.json")
 HELDOUT_R19 = load_round_4("heldout_r19.json")
+# Reserved unread for the next round: only this file's no-overlap test reads it.
+HELDOUT_R20 = load_round_4("heldout_r20.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -203,7 +205,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R14) == 80 and sum(label for _, label in HELDOUT_R14) == 40
     assert not {fold(text).strip() for text, _ in HELDOUT_R15} & training
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
-    for later in (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19):
+    for later in (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20):
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
