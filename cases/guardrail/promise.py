@@ -110,7 +110,9 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #     ("tesouraria", "pós-venda").
 # 11: staff on their way ("o técnico está a caminho", "tá indo aí") is human_is_acting;
 #     features f10 (staff nicknames, "o Rafa", "a Fê", are names).
-RULES_VERSION = "ptbr-promise-11"
+# 12: the commitment cue ends a clause at a colon and reads "não se" as reflexive, so "Não se
+#     preocupe: a Carla resolve isso amanhã" goes to the model check (it scored 0.01, clear).
+RULES_VERSION = "ptbr-promise-12"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -73,6 +73,16 @@ COMMITMENT_TRIGGERS: frozenset[str] = ACTOR_CUE_FEATURES | frozenset(
         # An actor inside an instruction's scope: the cue reads whether the instruction is
         # one ("ligue para a central que eles...") or a noun ("a call from", "on-call").
         *(f"k:{left} i_{actor}" for left in _FRAME_LEFT for actor in ACTOR_CLASSES),
+        # An actor the learned stage reads inside a negation's or a condition's scope: the
+        # cue's own clauses end at a colon, which the learned stage's do not, and it reads the
+        # "se" of "não se preocupe" as the reflexive it is ("Não se preocupe: a Carla resolve
+        # isso amanhã" is a promise after a reassurance).
+        *(
+            f"k:{left} {scope}{actor}"
+            for left in _FRAME_LEFT
+            for actor in ACTOR_CLASSES
+            for scope in ("n_", "c_")
+        ),
         *(
             f"b:{left} {verb}"
             for left in ("<s>", "que", ",", "e")
@@ -138,6 +148,8 @@ _CUE_FORWARD_WORDS = frozenset(
         *("visita", "visit"),
         # Where the customer is: "o menino da entrega passa aí até as 18h" (a visit ahead).
         *("ai",),
+        # A time ahead counted from now: "nosso técnico chega em meia hora".
+        *("minutos", "hora", "horas", "instantes"),
     )
 )
 _CUE_ASSURANCE = re.compile(
@@ -160,12 +172,17 @@ _CUE_RETURN = re.compile(
 )
 
 
+# The cue's pieces: the learned stage's, and a colon before a space, which ends a clause here
+# (and with it a negation's scope: "não mexa em nada: o eletricista passa aí até as 18h").
+_CUE_PIECE = re.compile(rf":(?=\s)|{_PIECE.pattern}")
+
+
 def commitment_cue(folded: str, start: int, end: int) -> bool:
     """Whether the sentence ``folded[start:end]`` commits someone other than the AI to act
     for the customer (see above). Deterministic; reads only that sentence."""
     sentence = folded[start:end]
-    pieces = _PIECE.findall(sentence)
-    words = [p for p in pieces if p[0] not in _ENDS]
+    pieces = _CUE_PIECE.findall(sentence)
+    words = [p for p in pieces if p[0] not in _ENDS and p != ":"]
     if not any(word.isalnum() for word in words):
         return False
     if "?" in sentence:
@@ -191,12 +208,14 @@ def commitment_cue(folded: str, start: int, end: int) -> bool:
             clause.append(piece)
             continue
         if clause:
-            committed, actor, governs = _clause_commits(clause, inherited, assured)
+            committed, actor, governs, negated = _clause_commits(clause, inherited, assured)
             if committed:
                 return True
-            if governs:
+            if governs or (negated and piece != ":"):
                 # "Ligue para a central que eles vão te ajudar", "se você ligar, eles...": an
-                # instruction or a condition governs the rest of the sentence.
+                # instruction or a condition governs the rest of the sentence; so does a
+                # negation still open at the clause's end ("não posso garantir que a equipe
+                # vai..."), except across a colon ("não mexa em nada: o eletricista passa aí").
                 return False
             inherited = actor
             clause = []
@@ -210,9 +229,12 @@ _CUE_IMPERATIVE_LEFT = frozenset(("", "por", "favor", "please", "entao", "so", "
 _CUE_BEFORE_ADJECTIVE = frozenset(("the", "a", "an", "your", "our", "new", "updated"))
 
 
-def _clause_commits(clause: list[str], inherited: bool, assured: bool) -> tuple[bool, bool, bool]:
+def _clause_commits(
+    clause: list[str], inherited: bool, assured: bool
+) -> tuple[bool, bool, bool, bool]:
     """(whether this clause commits an actor to act, whether it has an actor to pass on,
-    whether an instruction or condition in it governs the rest of the sentence)."""
+    whether an instruction or condition in it governs the rest of the sentence, whether a
+    negation's scope is still open at its end)."""
     actor = governs = False
     scope = ""
     past = state = doubt = False
@@ -244,6 +266,9 @@ def _clause_commits(clause: list[str], inherited: bool, assured: bool) -> tuple[
             future = True
         if label in _CUE_FORWARD_LABELS or word in _CUE_FORWARD_WORDS:
             forward = True
+        if opener == "c_" and previous in ("nao", "nem"):
+            # "Não se preocupe", "não se esqueça": a reflexive "se", not a condition.
+            opener = None
         if opener == "i_" and (assured or previous not in _CUE_IMPERATIVE_LEFT):
             # "Expect a call from our team", "the on-call engineer": an imperative only
             # instructs at the start of its clause.
@@ -257,8 +282,9 @@ def _clause_commits(clause: list[str], inherited: bool, assured: bool) -> tuple[
     if assured:
         doubt = False  # "pode deixar que...", "pode ficar tranquila": not a possibility
     has_actor = actor or inherited
+    negated = scope == "n_"
     if not has_actor or past or state or doubt or not forward:
-        return False, has_actor and not past, governs
+        return False, has_actor and not past, governs, negated
     if HABITUAL.search(" ".join(w for w in clause if w != ",")):
-        return False, True, governs
-    return True, True, governs
+        return False, True, governs, negated
+    return True, True, governs, negated

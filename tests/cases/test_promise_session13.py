@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from cases.guardrail.promise import assess_promise, detect_rule_promise
+from cases.guardrail.promise_cue import commitment_cue
 from cases.guardrail.promise_features import shape
 
 
@@ -62,3 +63,38 @@ def test_staff_on_their_way_to_the_customer_is_a_rule_hit(text: str) -> None:
 )
 def test_an_order_on_its_way_or_a_hypothetical_is_no_rule_hit(text: str) -> None:
     assert detect_rule_promise(text) is None, text
+
+
+# A reassurance or an instruction that opens with a negation, then a colon, then a promise in
+# the present used as the future: the learned stage reads the promise inside the negation's
+# scope (its clauses do not end at a colon) and clears it with confidence; the commitment cue
+# now reads it and sends it to the model check.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Não se preocupe: a Carla resolve isso amanhã cedo.",
+        "Não mexa em nada: o eletricista passa aí até as 18h.",
+        "Não abra a porta do freezer: nosso técnico chega em meia hora.",
+    ],
+)
+def test_a_promise_after_a_negated_reassurance_and_a_colon_goes_to_the_check(text: str) -> None:
+    verdict = assess_promise(text)
+    assert verdict.promise or verdict.uncertain, text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("nao se preocupe: a carla resolve isso amanha cedo.", True),
+        # A negation still open at the clause's end governs what "que" introduces.
+        ("nao posso prometer que a equipe vai conseguir antecipar a entrega.", False),
+        ("infelizmente nao consigo garantir que alguem vai te ligar hoje.", False),
+        # Past and habitual stay facts after a colon too.
+        ("nao se preocupe: a taxa ja foi estornada ontem pela equipe.", False),
+        ("nao se preocupe: nossa equipe atende todos os dias ate as 22h.", False),
+    ],
+)
+def test_the_commitment_cue_ends_a_clause_at_a_colon_and_not_at_que(
+    text: str, expected: bool
+) -> None:
+    assert commitment_cue(text, 0, len(text)) is expected
