@@ -211,11 +211,12 @@ def commitment_cue(folded: str, start: int, end: int) -> bool:
             committed, actor, governs, negated = _clause_commits(clause, inherited, assured)
             if committed:
                 return True
-            if governs or (negated and piece != ":"):
+            if governs or (negated and piece == "que"):
                 # "Ligue para a central que eles vão te ajudar", "se você ligar, eles...": an
-                # instruction or a condition governs the rest of the sentence; so does a
-                # negation still open at the clause's end ("não posso garantir que a equipe
-                # vai..."), except across a colon ("não mexa em nada: o eletricista passa aí").
+                # instruction or a condition governs the rest of the sentence; a negation still
+                # open at the clause's end governs what "que" introduces ("não posso garantir
+                # que a equipe vai..."), not what follows "e", "mas" or a colon ("não tem
+                # problema e o técnico passa aí amanhã", "não mexa em nada: o eletricista...").
                 return False
             inherited = actor
             clause = []

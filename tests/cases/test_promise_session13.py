@@ -89,12 +89,14 @@ def test_a_promise_after_a_negated_reassurance_and_a_colon_goes_to_the_check(tex
         # A negation still open at the clause's end governs what "que" introduces.
         ("nao posso prometer que a equipe vai conseguir antecipar a entrega.", False),
         ("infelizmente nao consigo garantir que alguem vai te ligar hoje.", False),
+        # ... but not what follows "e".
+        ("falei com a gerente, nao tem problema e o tecnico passa ai amanha.", True),
         # Past and habitual stay facts after a colon too.
         ("nao se preocupe: a taxa ja foi estornada ontem pela equipe.", False),
         ("nao se preocupe: nossa equipe atende todos os dias ate as 22h.", False),
     ],
 )
-def test_the_commitment_cue_ends_a_clause_at_a_colon_and_not_at_que(
+def test_the_commitment_cue_ends_a_clause_at_a_colon_and_a_negation_governs_que(
     text: str, expected: bool
 ) -> None:
     assert commitment_cue(text, 0, len(text)) is expected
