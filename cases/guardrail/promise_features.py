@@ -58,8 +58,8 @@ FEATURE_VERSION = "f10"  # f3: unigrams, closing tag questions, people; f4: -eu/
 # Numbers with their separators ("1.200,50" is one token: its "." ends no sentence and its ","
 # opens no clause), words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a
 # question; "…" stays U+2026 after folding). Everything else (emoji, quotes, symbols) is not
-# a token. (A colon as a clause mark was tried in session 13 and dropped: it let a dev promise
-# fall below the uncertain band.)
+# a token. (A colon as a clause mark here was tried in session 13 and dropped: it let a dev
+# promise fall below the uncertain band. The commitment cue ends its clauses at one instead.)
 _PIECE = re.compile(r"[0-9]+(?:[.,][0-9]+)+|[a-z0-9]+|[,\u2014\u2013]| - |[.!?;\n\u2026]+")
 _ENDS = frozenset(".!?;\n\u2026")
 # A title's period ends no sentence: "I can't guarantee that Mr. Lewis will..." is one.

@@ -1,7 +1,8 @@
-"""Session 13 of the promise detector (rules 11, features f10), from the two promises of the
-blind sets r17 and r18 that reached no case with the model check on: staff who go by a
-nickname ("o Rafa ficou de redesenhar...") were read as no one, and a technician on the way
-("um técnico tá indo aí") matched no rule.
+"""Session 13 of the promise detector (rules 11, features f10, the cue of detector 12), from
+the two promises of the blind sets r17 and r18 that reached no case with the model check on
+(staff who go by a nickname, "o Rafa ficou de redesenhar...", were read as no one; a
+technician on the way, "um técnico tá indo aí", matched no rule) and from hand-written probes
+(a promise after "Não se preocupe:" went out clear).
 
 Every message here was written for this test and is in no corpus or measurement set.
 """
@@ -25,16 +26,24 @@ def test_words_that_are_also_names_are_not_read_as_names(word: str) -> None:
     assert shape(word) != "NAME"
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "O Gui ficou de conferir as medidas e te manda o orçamento amanhã.",
-        "A Duda vai separar as peças e te avisa quando estiverem prontas.",
-        "O Beto ficou de refazer o acabamento da mesa esta semana.",
-    ],
-)
-def test_a_promise_by_staff_with_a_nickname_is_not_let_through(text: str) -> None:
-    # Found locally or sent to the model check: never confidently "no promise".
+# Promises the detector cleared with confidence before this session; each must now be found
+# locally or sent to the model check.
+NEVER_CLEARED = [
+    # Staff who go by a nickname.
+    "O Gui ficou de conferir as medidas e te manda o orçamento amanhã.",
+    "A Duda vai separar as peças e te avisa quando estiverem prontas.",
+    "O Beto ficou de refazer o acabamento da mesa esta semana.",
+    # A reassurance or an instruction that opens with a negation, then a colon, then a promise
+    # in the present used as the future: the learned stage reads the promise inside the
+    # negation's scope (its clauses do not end at a colon); the commitment cue reads it.
+    "Não se preocupe: a Carla resolve isso amanhã cedo.",
+    "Não mexa em nada: o eletricista passa aí até as 18h.",
+    "Não abra a porta do freezer: nosso técnico chega em meia hora.",
+]
+
+
+@pytest.mark.parametrize("text", NEVER_CLEARED)
+def test_a_promise_is_found_or_sent_to_the_check(text: str) -> None:
     verdict = assess_promise(text)
     assert verdict.promise or verdict.uncertain, text
 
@@ -63,23 +72,6 @@ def test_staff_on_their_way_to_the_customer_is_a_rule_hit(text: str) -> None:
 )
 def test_an_order_on_its_way_or_a_hypothetical_is_no_rule_hit(text: str) -> None:
     assert detect_rule_promise(text) is None, text
-
-
-# A reassurance or an instruction that opens with a negation, then a colon, then a promise in
-# the present used as the future: the learned stage reads the promise inside the negation's
-# scope (its clauses do not end at a colon) and clears it with confidence; the commitment cue
-# now reads it and sends it to the model check.
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Não se preocupe: a Carla resolve isso amanhã cedo.",
-        "Não mexa em nada: o eletricista passa aí até as 18h.",
-        "Não abra a porta do freezer: nosso técnico chega em meia hora.",
-    ],
-)
-def test_a_promise_after_a_negated_reassurance_and_a_colon_goes_to_the_check(text: str) -> None:
-    verdict = assess_promise(text)
-    assert verdict.promise or verdict.uncertain, text
 
 
 @pytest.mark.parametrize(
