@@ -112,7 +112,11 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #     features f10 (staff nicknames, "o Rafa", "a Fê", are names).
 # 12: the commitment cue ends a clause at a colon and reads "não se" as reflexive, so "Não se
 #     preocupe: a Carla resolve isso amanhã" goes to the model check (it scored 0.01, clear).
-RULES_VERSION = "ptbr-promise-12"
+# 13: a clause that opens on its verb ("... e deve chegar em 20 minutos") keeps the actor of
+#     the clause before it in the commitment cue, even when that clause told the past ("o
+#     motoboy já saiu com suas peças"): the one promise of the blind set r20 that went out
+#     with no case with the model check on.
+RULES_VERSION = "ptbr-promise-13"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -172,6 +172,10 @@ _CUE_RETURN = re.compile(
 )
 
 
+# A clause that opens on one of these has no subject of its own ("... e deve chegar", "... e
+# vai passar aí"): it is the previous clause's actor's, even when that clause told the past.
+_CUE_ELLIPSIS = frozenset(("FUT", "MODAL"))
+
 # The cue's pieces: the learned stage's, and a colon before a space, which ends a clause here
 # (and with it a negation's scope: "não mexa em nada: o eletricista passa aí até as 18h").
 _CUE_PIECE = re.compile(rf":(?=\s)|{_PIECE.pattern}")
@@ -198,7 +202,7 @@ def commitment_cue(folded: str, start: int, end: int) -> bool:
     ):
         return True  # the AI answers later, after someone else's event: a deferred answer
     assured = _CUE_ASSURANCE.search(sentence) is not None
-    inherited = False
+    inherited = past_actor = False
     clause: list[str] = []
     for piece in (*pieces, "."):
         if piece.isalnum() and piece not in _CUE_SPLIT:
@@ -208,7 +212,10 @@ def commitment_cue(folded: str, start: int, end: int) -> bool:
             clause.append(piece)
             continue
         if clause:
-            committed, actor, governs, negated = _clause_commits(clause, inherited, assured)
+            # A clause that opens on its verb keeps the subject of the one before, even a
+            # past one: "o motoboy já saiu com suas peças e deve chegar em 20 minutos".
+            carried = inherited or (past_actor and token_info(clause[0])[0] in _CUE_ELLIPSIS)
+            committed, actor, past, governs, negated = _clause_commits(clause, carried, assured)
             if committed:
                 return True
             if governs or (negated and piece == "que"):
@@ -218,7 +225,7 @@ def commitment_cue(folded: str, start: int, end: int) -> bool:
                 # que a equipe vai..."), not what follows "e", "mas" or a colon ("não tem
                 # problema e o técnico passa aí amanhã", "não mexa em nada: o eletricista...").
                 return False
-            inherited = actor
+            inherited, past_actor = actor and not past, actor and past
             clause = []
     return False
 
@@ -232,10 +239,10 @@ _CUE_BEFORE_ADJECTIVE = frozenset(("the", "a", "an", "your", "our", "new", "upda
 
 def _clause_commits(
     clause: list[str], inherited: bool, assured: bool
-) -> tuple[bool, bool, bool, bool]:
-    """(whether this clause commits an actor to act, whether it has an actor to pass on,
-    whether an instruction or condition in it governs the rest of the sentence, whether a
-    negation's scope is still open at its end)."""
+) -> tuple[bool, bool, bool, bool, bool]:
+    """(whether this clause commits an actor to act, whether it has an actor, whether it
+    tells of the past, whether an instruction or condition in it governs the rest of the
+    sentence, whether a negation's scope is still open at its end)."""
     actor = governs = False
     scope = ""
     past = state = doubt = False
@@ -285,7 +292,7 @@ def _clause_commits(
     has_actor = actor or inherited
     negated = scope == "n_"
     if not has_actor or past or state or doubt or not forward:
-        return False, has_actor and not past, governs, negated
+        return False, has_actor, past, governs, negated
     if HABITUAL.search(" ".join(w for w in clause if w != ",")):
-        return False, True, governs, negated
-    return True, True, governs, negated
+        return False, True, past, governs, negated
+    return True, True, past, governs, negated
