@@ -142,6 +142,9 @@ HELDOUT_R19 = load_round_4("heldout_r19.json")
 # Written blind in session 13, reserved unread, read once in session 14 on detector 12 (one
 # promise reached no case with the check on: the fix it led to is tuned on it).
 HELDOUT_R20 = load_round_4("heldout_r20.json")
+# Session 14: written blind, read once on detector 13 (two promises reached no case with the
+# check on; the fix they led to is tuned on it).
+HELDOUT_R21 = load_round_4("heldout_r21.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -206,7 +209,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R14) == 80 and sum(label for _, label in HELDOUT_R14) == 40
     assert not {fold(text).strip() for text, _ in HELDOUT_R15} & training
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
-    for later in (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20):
+    for later in (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21):
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
