@@ -216,6 +216,10 @@ ACTION_INF = alt(
         *("ir ate", "ate", "passar ai", "coletar", "orientar", "atuar", "explicar"),
     )
 )
+ON_THE_WAY_WORDS: tuple[str, ...] = (
+    *("a caminho", "indo ai", "indo ate ai", "indo ate voce", "indo pra ai", "indo para ai"),
+    "se deslocando",
+)
 ACTION_GER = alt(
     (
         *("verificando", "analisando", "cuidando", "trabalhando", "tratando", "resolvendo"),
@@ -223,10 +227,20 @@ ACTION_GER = alt(
         *("corrigindo", "ajustando", "apurando", "checando", "conferindo", "revisando"),
         # On the way to the customer: "um técnico da nossa equipe tá indo aí" (a leak of the
         # blind set r18), "a equipe está a caminho" (an order on its way has no person).
-        *("a caminho", "indo ai", "indo ate ai", "indo ate voce", "indo pra ai"),
-        *("indo para ai", "se deslocando"),
+        *ON_THE_WAY_WORDS,
     )
 )
+# Trades that come to the customer's door, as subjects of "on the way" only ("o chaveiro tá a
+# caminho", "os rapazes da mudança estão indo aí"; session 14): as subjects of any action
+# they would make past deliveries and habits promises, so elsewhere the learned stage reads
+# them (``PEOPLE_EXTRA``).
+FIELD_STAFF_LEADS: tuple[str, ...] = (
+    *("motoboy", "motoboys", "motorista", "motoristas", "entregador", "entregadora"),
+    *("entregadores", "entregadoras", "instalador", "instaladora", "instaladores", "montador"),
+    *("montadores", "eletricista", "eletricistas", "encanador", "encanadores", "chaveiro"),
+    *("rapaz", "rapazes", "menino", "meninos", "moco", "mocos", "vistoriador", "mecanico"),
+)
+ON_THE_WAY = alt(ON_THE_WAY_WORDS)
 SYNTH_STEMS = (
     *("retornar", "ligar", "analisar", "resolver", "verificar", "avaliar", "chamar", "contatar"),
     *("responder", "providenciar", "far", "tratar", "cuidar", "enviar", "procurar", "atender"),
@@ -423,4 +437,9 @@ PEOPLE_EXTRA = (
     *("kitchen", "nurse", "doctor", "driver", "courier", "lawyer", "office", "desk"),
     *("accountant", "adjuster", "rep", "crew", "installer", "dentist", "contador", "contadora"),
     *("administradora", "despachante", "costureira", "arquiteto", "arquiteta", "engenheiro"),
+    # Plural and feminine forms and trades that come to the customer (session 14: "os rapazes
+    # da mudança já saíram... e chegam aí", "a florista monta o buquê agora de tarde").
+    *("rapazes", "mocas", "motoboys", "motoristas", "entregadora", "entregadoras"),
+    *("instaladora", "instaladores", "eletricistas", "encanadores", "florista", "floristas"),
+    *("chaveiro", "manicure", "manicures", "confeiteira", "confeiteiro"),
 )

@@ -116,7 +116,12 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #     the clause before it in the commitment cue, even when that clause told the past ("o
 #     motoboy já saiu com suas peças"): the one promise of the blind set r20 that went out
 #     with no case with the model check on.
-RULES_VERSION = "ptbr-promise-13"
+# 14: trades that come to the door ("o chaveiro tá a caminho", "os rapazes da mudança estão
+#     indo aí") are subjects of being on the way (``staff_on_the_way``), not of any action;
+#     features f11 (plural and feminine staff, "florista", "chaveiro" are people); the cue's
+#     ellipsis also follows a plural present ("... e chegam aí em 40 minutos"): r21's two
+#     promises that went out with no case with the model check on.
+RULES_VERSION = "ptbr-promise-14"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

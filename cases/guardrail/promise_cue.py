@@ -173,8 +173,9 @@ _CUE_RETURN = re.compile(
 
 
 # A clause that opens on one of these has no subject of its own ("... e deve chegar", "... e
-# vai passar aí"): it is the previous clause's actor's, even when that clause told the past.
-_CUE_ELLIPSIS = frozenset(("FUT", "MODAL"))
+# vai passar aí", "... e chegam aí em 40 minutos"): it is the previous clause's actor's, even
+# when that clause told the past.
+_CUE_ELLIPSIS = frozenset(("FUT", "MODAL", "P3"))
 
 # The cue's pieces: the learned stage's, and a colon before a space, which ends a clause here
 # (and with it a negation's scope: "não mexa em nada: o eletricista passa aí até as 18h").

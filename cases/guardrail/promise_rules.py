@@ -38,6 +38,7 @@ from .lexicon import (
     CHECK_PRESENT_LEADS,
     CLITIC_VERBS,
     CORE,
+    FIELD_STAFF_LEADS,
     FUT_AUX,
     FUT_AUX_WORDS,
     FWD_FINITE_LEADS,
@@ -55,6 +56,7 @@ from .lexicon import (
     NOTE_LEADS,
     NOTE_TO,
     NUDGE_LEADS,
+    ON_THE_WAY,
     PARTICIPLE_ALERTED,
     PARTICIPLE_FORWARDED,
     PARTICIPLE_HANDLED,
@@ -148,8 +150,20 @@ RULES: tuple[Rule, ...] = (
     # A person or team as the subject of a future or ongoing action.
     Rule(
         "human_will_act",
-        (Branch(SUBJECT_LEADS, rf"{SUBJ_GAP}{ralt(_SUBJECT_TAILS)}", before=NOT_AFTER_DE),),
-        tails=("human_will_act", "human_is_acting", "human_was_alerted"),
+        (
+            Branch(SUBJECT_LEADS, rf"{SUBJ_GAP}{ralt(_SUBJECT_TAILS)}", before=NOT_AFTER_DE),
+            # Rules 14: "o chaveiro Zé tá a caminho" (session 14).
+            Branch(
+                FIELD_STAFF_LEADS,
+                # Not an outside carrier's ("o entregador da transportadora"): shipping status.
+                rf"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
+                + SUBJ_GAP
+                + tail("staff_on_the_way", rf"(?:\s+ja)?\s+{BE_PROG}\s+{ON_THE_WAY}")
+                + WORD_END,
+                before=NOT_AFTER_DE,
+            ),
+        ),
+        tails=("human_will_act", "human_is_acting", "human_was_alerted", "staff_on_the_way"),
         # Every subject tail contains an auxiliary, a synthetic future or a clitic verb.
         needs=first_tokens(
             FUT_AUX_WORDS

@@ -1,8 +1,9 @@
-"""Session 14 of the promise detector (detector 13), from the one promise of the blind set
+"""Session 14 of the promise detector (detectors 13 and 14), from the one promise of the blind set
 r20 that reached no case with the model check on: a courier who had already left ("já saiu
 com suas peças") "e deve chegar" in minutes. The commitment cue passed no actor on from a
 clause that told the past, so the clause that followed, opening on its verb with no subject
-of its own, had no one to commit.
+of its own, had no one to commit. Then r21's two: a crew "já saíram... e chegam aí" (a plural
+present opens the clause) and a florist, whom the learned stage read as no one.
 
 Every message here was written for this test and is in no corpus or measurement set.
 """
@@ -12,8 +13,9 @@ from __future__ import annotations
 import pytest
 
 from cases.guardrail.normalize import fold
-from cases.guardrail.promise import assess_promise
+from cases.guardrail.promise import assess_promise, detect_rule_promise
 from cases.guardrail.promise_cue import commitment_cue
+from cases.guardrail.promise_features import shape
 
 
 def cue(text: str) -> bool:
@@ -57,3 +59,54 @@ def test_such_a_promise_is_found_or_sent_to_the_check(text: str) -> None:
 )
 def test_a_past_actor_is_not_carried_into_a_clause_with_a_subject_or_no_verb(text: str) -> None:
     assert not cue(text), text
+
+
+# --- detector 14, from r21's two promises that went out with no case with the check on -------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fica tranquila, o chaveiro já está a caminho do seu prédio.",
+        "Os rapazes da entrega tão indo aí agora com a geladeira.",
+        "A entregadora da padaria já tá a caminho com as suas encomendas.",
+        "O eletricista Juca está se deslocando até a sua casa.",
+    ],
+)
+def test_a_trade_on_its_way_to_the_customer_is_a_rule_hit(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == "staff_on_the_way", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # An outside carrier's courier: shipping status, not the business acting.
+        "O entregador da transportadora está a caminho.",
+        "O motorista do aplicativo já está a caminho.",
+        # A trade as the subject of anything but being on the way stays with the learned stage.
+        "O motoboy está esperando na portaria.",
+        "O chaveiro estava a caminho quando a senhora ligou.",
+        # No person: an order on its way.
+        "Seu pedido está a caminho com a transportadora.",
+    ],
+)
+def test_on_the_way_without_a_trade_of_the_business_is_no_rule_hit(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != "staff_on_the_way", text
+
+
+@pytest.mark.parametrize("word", ["rapazes", "florista", "chaveiro", "entregadora", "motoboys"])
+def test_plural_and_feminine_staff_and_trades_are_people(word: str) -> None:
+    assert shape(word) == "HUM"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Os meninos do estoque já separaram tudo e levam aí amanhã cedo.",
+        "Os instaladores terminaram a obra ao lado e chegam na sua loja às 15h.",
+    ],
+)
+def test_a_plural_present_clause_keeps_the_actor_of_a_past_clause(text: str) -> None:
+    assert cue(text), text
