@@ -156,7 +156,7 @@ RULES: tuple[Rule, ...] = (
             Branch(
                 FIELD_STAFF_LEADS,
                 # Not an outside carrier's ("o entregador da transportadora"): shipping status.
-                rf"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
+                r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
                 + SUBJ_GAP
                 + tail("staff_on_the_way", rf"(?:\s+ja)?\s+{BE_PROG}\s+{ON_THE_WAY}")
                 + WORD_END,
