@@ -121,7 +121,9 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #     features f11 (plural and feminine staff, "florista", "chaveiro" are people); the cue's
 #     ellipsis also follows a plural present ("... e chegam aí em 40 minutos"): r21's two
 #     promises that went out with no case with the model check on.
-RULES_VERSION = "ptbr-promise-14"
+# 15: features f12: a word in -ista is a person ("a paisagista", "o projetista"), so a trade
+#     no list names is read as someone (not "revista", "prevista").
+RULES_VERSION = "ptbr-promise-15"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -44,6 +44,7 @@ from .promise_words import (
     IMPERATIVES,
     IRREGULAR_PAST,
     NOT_FUTURE,
+    NOT_PEOPLE,
 )
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
@@ -129,6 +130,10 @@ _FUNCTION_WORDS: frozenset[str] = frozenset(
 # endings first; a word shorter than the ending plus two letters is left as ``W``.
 _MORPHOLOGY: tuple[tuple[str, str], ...] = (
     ("mente", "ADV"),
+    # Trades and professions: "a florista", "o paisagista", "a recepcionista" (f12; the few
+    # nouns that are no one, "revista", "prevista", are ``NOT_PEOPLE``).
+    ("istas", "HUM"),
+    ("ista", "HUM"),
     ("gem", "W"),
     ("arem", "SUBJ"),
     ("erem", "SUBJ"),
@@ -247,6 +252,7 @@ def sentence_spans(folded: str) -> list[tuple[int, int]]:
 
 _WORD_CLASSES: dict[str, str] = {
     **dict.fromkeys(NOT_FUTURE, "W"),
+    **dict.fromkeys(NOT_PEOPLE, "W"),
     **dict.fromkeys(IMPERATIVES, "IMP"),
     **dict.fromkeys(EMOTIONS, "EMO"),
     **dict.fromkeys(DAYS, "TIME"),

@@ -49,3 +49,9 @@ NOT_FUTURE = (
 QUANTIFIERS = frozenset(("todo", "toda", "todos", "todas", "cada", "every", "each"))
 # A contrast ends the habitual scope: "normalmente leva dois dias, mas a equipe vai...".
 BUT = frozenset(("mas", "porem", "entretanto", "contudo", "but", "however"))
+
+# Nouns that end like a profession ("florista", "dentista") but are no one.
+NOT_PEOPLE = (
+    *("revista", "revistas", "prevista", "previstas", "previsto", "entrevista", "entrevistas"),
+    *("conquista", "conquistas", "avista", "autopista", "imprevista", "imprevistas"),
+)

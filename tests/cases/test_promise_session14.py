@@ -110,3 +110,16 @@ def test_plural_and_feminine_staff_and_trades_are_people(word: str) -> None:
 )
 def test_a_plural_present_clause_keeps_the_actor_of_a_past_clause(text: str) -> None:
     assert cue(text), text
+
+
+# --- detector 15 (features f12) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("word", ["paisagista", "projetista", "recepcionista", "manobristas"])
+def test_a_word_in_ista_is_a_person(word: str) -> None:
+    assert shape(word) == "HUM"
+
+
+@pytest.mark.parametrize("word", ["revista", "prevista", "entrevista", "conquistas", "lista"])
+def test_nouns_in_ista_that_are_no_one_are_not_people(word: str) -> None:
+    assert shape(word) != "HUM"
