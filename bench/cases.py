@@ -101,6 +101,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r19", CASES_FIXTURES / "heldout_r19.json"),
         ("heldout_r20", CASES_FIXTURES / "heldout_r20.json"),
         ("heldout_r21", CASES_FIXTURES / "heldout_r21.json"),
+        ("heldout_r22", CASES_FIXTURES / "heldout_r22.json"),
         ("probe_r16", CASES_FIXTURES / "probe_r16.json"),
     ):
         data = json.loads(path.read_text(encoding="utf-8"))

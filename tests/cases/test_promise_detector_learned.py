@@ -145,6 +145,8 @@ HELDOUT_R20 = load_round_4("heldout_r20.json")
 # Session 14: written blind, read once on detector 13 (two promises reached no case with the
 # check on; the fix they led to is tuned on it).
 HELDOUT_R21 = load_round_4("heldout_r21.json")
+# Session 14: written blind in LLM style, read once on detector 15, never tuned on.
+HELDOUT_R22 = load_round_4("heldout_r22.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -209,7 +211,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R14) == 80 and sum(label for _, label in HELDOUT_R14) == 40
     assert not {fold(text).strip() for text, _ in HELDOUT_R15} & training
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
-    for later in (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21):
+    for later in (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21, HELDOUT_R22):
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
@@ -319,10 +321,14 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R19, MODEL_CHECK_SHARE_CEILING),
         # r20's share was 0.16 when first read and 0.18 with the fix its one leak led to.
         (HELDOUT_R20, 0.19),
+        # r21 led to detector 14; r22 was read once, on detector 15.
+        (HELDOUT_R21, 0.18),
+        (HELDOUT_R22, MODEL_CHECK_SHARE_CEILING),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
+        *("heldout_r21", "heldout_r22"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
