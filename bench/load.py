@@ -14,11 +14,11 @@ alternating runs: 60 customers 31.8 / 29.36 turns/s, first reply p99 2.784 / 2.6
 customers 30.88 / 29.88 turns/s, p99 6.034 / 5.37 s — the same capacity, twice the queue.
 ``--conversations 120`` (the default before) shows that queue. Every thread holds a
 database connection for its task; web and workers go straight to PostgreSQL (default 100
-connections): 2 turn processes × 28 threads (56 turns in flight), 2 web workers × 8, 1
-outbox worker × 8 — 80 connections. Straight to PostgreSQL, psycopg's prepared statements
-(``DB_PREPARED_STATEMENTS``) spare the server parsing and planning the hot path's same few
-statements again and again. ``--pgbouncer`` puts PgBouncer in transaction mode in between
-instead (the tenant walls are transaction-local,
+connections): 2 turn processes × 28 threads (56 turns in flight), 4 web workers × 2 (the
+production default on 2 cores), 1 outbox worker × 8 — 72 connections. Straight to
+PostgreSQL, psycopg's prepared statements (``DB_PREPARED_STATEMENTS``) spare the server
+parsing and planning the hot path's same few statements again and again. ``--pgbouncer``
+puts PgBouncer in transaction mode in between instead (the tenant walls are transaction-local,
 ``tests/serving/test_pooled_tenant_context.py``), 40 server connections for everything, and
 then needs ``--no-prepared-statements``: PgBouncer before 1.21 (Debian 12 ships 1.18) hands a
 transaction any server connection, where a statement prepared on another does not exist.
@@ -597,8 +597,9 @@ def parse_args() -> argparse.Namespace:
     add("--turn-threads", type=int, default=28, help="threads per turn worker")
     add("--outbox-workers", type=int, default=1)
     add("--outbox-threads", type=int, default=8)
-    add("--web-workers", type=int, default=2)
-    add("--web-threads", type=int, default=8)
+    # The production defaults (config/gunicorn.conf.py): two processes of two threads a core.
+    add("--web-workers", type=int, default=2 * (os.cpu_count() or 1))
+    add("--web-threads", type=int, default=2)
     add("--no-db-pool", action="store_true", help="connect per task/request (no psycopg pool)")
     add(
         "--pgbouncer",
