@@ -147,6 +147,8 @@ HELDOUT_R20 = load_round_4("heldout_r20.json")
 HELDOUT_R21 = load_round_4("heldout_r21.json")
 # Session 14: written blind in LLM style, read once on detector 15, never tuned on.
 HELDOUT_R22 = load_round_4("heldout_r22.json")
+# Reserved unread for the next round: only this file's no-overlap test reads it.
+HELDOUT_R23 = load_round_4("heldout_r23.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -211,7 +213,8 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R14) == 80 and sum(label for _, label in HELDOUT_R14) == 40
     assert not {fold(text).strip() for text, _ in HELDOUT_R15} & training
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
-    for later in (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21, HELDOUT_R22):
+    later_sets = (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21, HELDOUT_R22)
+    for later in (*later_sets, HELDOUT_R23):
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
