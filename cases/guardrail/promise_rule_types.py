@@ -6,12 +6,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .lexicon import WORD_END, alt
+
 
 @dataclass(frozen=True, slots=True)
 class Branch:
     leads: tuple[str, ...]  # literal folded phrases, words separated by single spaces
     rest: str  # regex that must follow the lead
     before: str = ""  # extra zero-width assertion placed before the lead
+
+    def regex(self) -> str:
+        """The branch as one pattern: a lead at a word start, then ``rest``."""
+        return rf"(?<![a-z0-9]){self.before}{alt(self.leads)}{WORD_END}(?:{self.rest})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -411,10 +411,6 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def _branch_regex(branch: Branch) -> str:
-    return rf"(?<![a-z0-9]){branch.before}{alt(branch.leads)}{WORD_END}(?:{branch.rest})"
-
-
 # Reported when the learned stage (``promise_learned``), not a rule, found the promise, and
 # when the model check (``promise_check``) did.
 LEARNED_RULE_ID = "learned"
@@ -429,7 +425,7 @@ RULE_IDS: tuple[str, ...] = (
 
 # One compiled pattern per rule, in rule order.
 RULE_PATTERNS: tuple[tuple[Rule, re.Pattern[str]], ...] = tuple(
-    (rule, re.compile(ralt([_branch_regex(branch) for branch in rule.branches]))) for rule in RULES
+    (rule, re.compile(ralt([branch.regex() for branch in rule.branches]))) for rule in RULES
 )
 
 # The first token of every lead: no rule can match where none of these words stands.
