@@ -80,6 +80,7 @@ from _django import emit, emit_machine_line, percentile, setup_django
 ROOT = Path(__file__).resolve().parent.parent
 OWNER, APP = "retaguarda_owner", "retaguarda_app"
 SECRET = "load-secret"
+SENDERS = 48  # open loop: threads posting on their own keep-alive connections
 LATE_LIMIT_S = 15.0  # open loop: a request this late is dropped (and counted as failed)
 
 
@@ -474,13 +475,17 @@ def closed_loop(
 # --- the open loop (webhook acks) ----------------------------------------------------------
 
 
-def open_loop(port: int, lines: list[Line], rate: float, seconds: float) -> tuple[list[float], int]:
+def open_loop(
+    port: int, lines: list[Line], rate: float, seconds: float
+) -> tuple[list[float], int, list[float]]:
     """POST at ``rate`` per second for ``seconds``; latency from each request's scheduled
     start (a late sender counts its wait, so a slow server cannot hide behind the client).
-    Returns the latencies and how many requests failed or were dropped (``LATE_LIMIT_S``)."""
+    Returns the latencies, how many requests failed or were dropped (``LATE_LIMIT_S``), and
+    each latency's scheduled second of the phase (to see whether slow acks cluster)."""
     total = int(rate * seconds)
     work: queue.Queue[tuple[float, Line] | None] = queue.Queue()
     latencies: list[float] = []
+    scheduled: list[float] = []
     failures = [0]
     dropped = [0]
     lock = threading.Lock()
@@ -508,9 +513,10 @@ def open_loop(port: int, lines: list[Line], rate: float, seconds: float) -> tupl
             elapsed = (time.perf_counter() - due) * 1000
             with lock:
                 latencies.append(elapsed)
+                scheduled.append(due - start)
                 failures[0] += status != 200
 
-    senders = [threading.Thread(target=sender, daemon=True) for _ in range(48)]
+    senders = [threading.Thread(target=sender, daemon=True) for _ in range(SENDERS)]
     for thread in senders:
         thread.start()
     start = time.perf_counter() + 0.2
@@ -520,7 +526,7 @@ def open_loop(port: int, lines: list[Line], rate: float, seconds: float) -> tupl
         work.put(None)
     for thread in senders:
         thread.join(timeout=seconds + 60)
-    return latencies, failures[0] + dropped[0]
+    return latencies, failures[0] + dropped[0], scheduled
 
 
 # --- figures from the database and the probe -----------------------------------------------
@@ -894,13 +900,15 @@ def main() -> None:
             _signal_group(process, signal.SIGSTOP)
         try:
             ack_cpu_before = _cpu_seconds_by_role(procs)
-            alone, failed_alone = open_loop(web_port, ack_lines, args.ack_rate, args.ack_seconds)
+            alone, failed_alone, alone_at = open_loop(
+                web_port, ack_lines, args.ack_rate, args.ack_seconds
+            )
             ack_cpu_after = _cpu_seconds_by_role(procs)
         finally:
             for process in workers:
                 _signal_group(process, signal.SIGCONT)
         busy_lines = [Line(line.channel_id, "5531" + line.phone[4:]) for line in ack_lines]
-        busy, failed_busy = open_loop(web_port, busy_lines, args.ack_rate, args.ack_seconds)
+        busy, failed_busy, _ = open_loop(web_port, busy_lines, args.ack_rate, args.ack_seconds)
         emit("webhook_ack_sequential_p50_ms", percentile(sequential[10:], 50), "ms", 50)
         # What one ack costs the machine (web tier alone): at ``--ack-rate`` it must stay
         # well under cores / rate, or the requests queue.
@@ -924,6 +932,19 @@ def main() -> None:
             extra = {"rate_per_s": args.ack_rate, "non_200_or_dropped": failed}
             emit(f"webhook_ack_p50_ms{name}", percentile(values, 50), "ms", len(values), **extra)
             emit(f"webhook_ack_p99_ms{name}", percentile(values, 99), "ms", len(values), **extra)
+        # Where the web tier's tail comes from: the p99 of each second of the phase (a stall
+        # shows as one or two slow seconds; a saturated tier as every second slow).
+        by_second: dict[int, list[float]] = {}
+        for at, ms in zip(alone_at, alone, strict=True):
+            by_second.setdefault(int(at), []).append(ms)
+        seconds_p99 = [round(percentile(by_second[k], 99), 1) for k in sorted(by_second)]
+        emit(
+            "webhook_ack_p99_ms_web_only_worst_second",
+            max(seconds_p99, default=0.0),
+            "ms",
+            len(alone),
+            by_second=seconds_p99,
+        )
         print(json.dumps({"logs": str(procs.logs)}), file=sys.stderr)
         stop_all()  # before the pooler and the fake model go away
 
