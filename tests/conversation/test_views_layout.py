@@ -12,6 +12,7 @@ from accounts.middleware import SESSION_ORG_KEY
 from accounts.models import Membership
 from conversation.models import Handoff
 from tests import factories
+from tests.pages import external_assets
 
 
 @pytest.fixture(autouse=True)
@@ -58,7 +59,7 @@ def test_base_has_nav_csrf_header_and_vendored_htmx(world):
     assert ">Simulador" in agent_html
     assert 'hx-headers=\'{"X-CSRFToken": "' in html
     assert "/static/vendor/htmx.min.js" in html
-    assert "cdn" not in html.lower()
+    assert external_assets(html) == []
     assert "/admin/" not in html  # not staff
 
 
@@ -128,3 +129,16 @@ def test_logout_is_a_post_form(world):
     assert 'action="/accounts/logout/"' in client.get("/").content.decode()
     client.post("/accounts/logout/")
     assert "_auth_user_id" not in client.session
+
+
+def test_an_asset_from_another_host_is_found_and_a_token_with_cdn_in_it_is_not() -> None:
+    page = (
+        '<script src="https://cdn.example.com/htmx.js"></script>'
+        '<link rel="stylesheet" href="//fonts.example.com/a.css">'
+        '<script src="/static/vendor/htmx.min.js"></script>'
+        '<a href="https://example.com/ajuda">ajuda</a>'
+        '<body hx-headers=\'{"X-CSRFToken": "1hhmzaqgcdnkexk3"}\'>'
+    )
+    found = external_assets(page)
+    assert len(found) == 2
+    assert "cdn.example.com" in found[0] and "fonts.example.com" in found[1]
