@@ -49,12 +49,14 @@ from .promise_words import (
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f10"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+FEATURE_VERSION = "f12"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
 # f7: nouns in -eira/-era/-ara are not a future; purchases and sales are not people
 # f8: "Dr." and "R$ 1.200,00" end no sentence; "Posso pedir para... Quer?" is a question
 # f9: a habitual scope ("costuma funcionar assim: quando..., o pessoal liga"); advice opens an
 # instruction ("recomendo ligar para o consultor"); "consegue" is CAN; "câmera" is no future
 # f10: more first names and staff nicknames are NAME ("o Rafa ficou de...")
+# f11: plural and feminine staff and a few trades are people ("os rapazes", "a florista")
+# f12: a word in -ista is a person ("a paisagista"), but not "revista", "prevista"
 
 # Numbers with their separators ("1.200,50" is one token: its "." ends no sentence and its ","
 # opens no clause), words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a
