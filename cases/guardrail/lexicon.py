@@ -437,9 +437,9 @@ PEOPLE_EXTRA = (
     *("kitchen", "nurse", "doctor", "driver", "courier", "lawyer", "office", "desk"),
     *("accountant", "adjuster", "rep", "crew", "installer", "dentist", "contador", "contadora"),
     *("administradora", "despachante", "costureira", "arquiteto", "arquiteta", "engenheiro"),
-    # Plural and feminine forms and trades that come to the customer (session 14: "os rapazes
-    # da mudança já saíram... e chegam aí", "a florista monta o buquê agora de tarde").
-    *("rapazes", "mocas", "motoboys", "motoristas", "entregadora", "entregadoras"),
-    *("instaladora", "instaladores", "eletricistas", "encanadores", "florista", "floristas"),
-    *("chaveiro", "manicure", "manicures", "confeiteira", "confeiteiro"),
+    # The trades that come to the customer's door, plural and feminine forms too (session 14:
+    # "os rapazes da mudança já saíram... e chegam aí"); every word in -ista ("a florista") is
+    # a person by its ending (``promise_features``).
+    *FIELD_STAFF_LEADS,
+    *("mocas", "manicure", "manicures", "confeiteira", "confeiteiro"),
 )

@@ -52,6 +52,6 @@ BUT = frozenset(("mas", "porem", "entretanto", "contudo", "but", "however"))
 
 # Nouns that end like a profession ("florista", "dentista") but are no one.
 NOT_PEOPLE = (
-    *("revista", "revistas", "prevista", "previstas", "previsto", "entrevista", "entrevistas"),
+    *("revista", "revistas", "prevista", "previstas", "entrevista", "entrevistas"),
     *("conquista", "conquistas", "avista", "autopista", "imprevista", "imprevistas"),
 )
