@@ -213,8 +213,9 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R14) == 80 and sum(label for _, label in HELDOUT_R14) == 40
     assert not {fold(text).strip() for text, _ in HELDOUT_R15} & training
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
-    later_sets = (HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21, HELDOUT_R22)
-    for later in (*later_sets, HELDOUT_R23):
+    later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
+    later_sets += [HELDOUT_R22, HELDOUT_R23]
+    for later in later_sets:
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
     assert len(HELDOUT_R6) == 72 and sum(label for _, label in HELDOUT_R6) == 36
