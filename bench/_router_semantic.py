@@ -14,7 +14,9 @@
   installer; written blind in session 13, all held-out, with the learning simulation);
   ``own_r10_*``: own_scenarios_r10.json (written blind at the end of round 13 and
   reserved unread; first read in round 14 on the shipped code); ``own_r11_*``:
-  own_scenarios_r11.json (written blind in round 14, read once on the shipped code).
+  own_scenarios_r11.json (written blind in round 14, read once on the shipped code);
+  ``own_r12_*``: own_scenarios_r12.json (written blind at the end of round 14 and reserved
+  unread; first read in round 15 on the shipped code).
 * ``*_reranked_share``: the share of messages the second encoder re-ranked.
 * ``semantic_*`` public sets: Credsystem pt-BR in full; Banking77 and CLINC150 on a
   fixed sample of their test sets (the encoder costs ~4 ms a message).
@@ -60,6 +62,7 @@ OWN_R7 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r7.json"
 OWN_R8 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r8.json"
 OWN_R10 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r10.json"
 OWN_R11 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r11.json"
+OWN_R12 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r12.json"
 MIN_CONFIDENCE = 0.6  # the router's default min_confidence
 # The local_accept_threshold of earlier routers, and the default for the semantic stage
 # (routers.models; where its precision reaches ~0.97 on the own scenarios).
@@ -292,6 +295,7 @@ def bench_own_heldout() -> Iterator[Line]:
     yield from bench_scenarios("own_r8_heldout", own_scenarios("heldout", OWN_R8), learning=True)
     yield from bench_scenarios("own_r10_heldout", own_scenarios("heldout", OWN_R10), learning=True)
     yield from bench_scenarios("own_r11_heldout", own_scenarios("heldout", OWN_R11), learning=True)
+    yield from bench_scenarios("own_r12_heldout", own_scenarios("heldout", OWN_R12), learning=True)
 
 
 def bench_routing_dev_lexical() -> Iterator[Line]:
