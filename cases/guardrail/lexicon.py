@@ -409,6 +409,8 @@ NAMES: frozenset[str] = frozenset(
         *("rafa", "gui", "fe", "ju", "nanda", "duda", "mari", "manu", "lipe", "dudu", "guto"),
         *("beto", "zeca", "ze", "chico", "cadu", "rafinha", "juninho", "nati", "lari", "vivi"),
         *("cris", "fer", "tonho", "carlinhos", "paulinho", "fabi", "nando", "babi", "binho"),
+        # promise_names.NAME_MARK: an unknown name read from its capitals.
+        *("fulano", "fulana"),
     )
 )
 

@@ -63,7 +63,10 @@ Borderline choices, made on purpose:
 * "vamos providenciar" counts (the plural is the company), "vou providenciar o link" does not;
 * people outside the business ("vou verificar com o banco") count when the AI will talk to
   them, not as subjects ("a transportadora vai entregar") nor as forward targets ("seu pedido
-  foi encaminhado para a transportadora" is shipping status).
+  foi encaminhado para a transportadora" is shipping status);
+* the business's own vehicle named as such ("o colchão sai amanhã no nosso caminhão", "vai na
+  próxima van") puts one of its drivers to work for the customer: a promise (round 15). An
+  order that "sai hoje" with no person or vehicle of the business named stays order status.
 
 Mechanics
 ---------
@@ -82,8 +85,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .normalize import fold
-from .promise_features import sentence_spans
+from .promise_features import KNOWN_WORDS, sentence_spans
 from .promise_learned import corpus_digest, learned_model, load_corpus
+from .promise_names import mark_names
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
 from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, detect_rules_folded
 
@@ -123,7 +127,15 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #     promises that went out with no case with the model check on.
 # 15: features f12: a word in -ista is a person ("a paisagista", "o projetista"), so a trade
 #     no list names is read as someone (not "revista", "prevista").
-RULES_VERSION = "ptbr-promise-15"
+# 16: features f13: an unknown capitalised name after an article that opens a subject or
+#     after an honorific is a name ("o Betão", "Seu Tião"; ``promise_names``), not the verb
+#     its ending says; "pneu" is no past. The commitment cue reads "foi buscar" as an errand
+#     under way, "1h"/"40min" as a time ahead, and a new subject after a comma as a clause of
+#     its own: r23's promise by "o Betão" that went out with no case with the check on.
+#     Then the cue reads the business's own vehicle ("no nosso caminhão", "na próxima van")
+#     as its driver acting, and Portuguese "no" ("em" + "o") opens no negation in it (the
+#     classes read it as English "no"): r25's deliveries on the business's own truck.
+RULES_VERSION = "ptbr-promise-16"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -174,12 +186,14 @@ def assess_promise(body: str) -> PromiseAssessment:
     """
     if not body or body.isspace():
         return _NOTHING
-    text = fold(body[:MAX_SCANNED_CHARS])  # both stages read the same folded text
+    cut = body[:MAX_SCANNED_CHARS]
+    text = fold(cut)
     match = detect_rules_folded(text)
     if match is not None:
         return PromiseAssessment(True, 1.0, PromiseStage.RULES, False, match)
     model = learned_model()
-    scored = model.score_folded(text)
+    # The learned stage reads the same fold with unknown names marked: the same sentences.
+    scored = model.score_folded(mark_names(cut, text, KNOWN_WORDS))
     calibration = model.calibration
     promise = scored.probability >= calibration.threshold
     learned_match = None

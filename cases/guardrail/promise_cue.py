@@ -65,6 +65,13 @@ HABITUAL = re.compile(
 )
 
 
+# The business's own vehicles: "sai amanhã no nosso caminhão", "vai na próxima van" put one of
+# its drivers to work for the customer (an outside carrier's truck is shipping status).
+_FLEET = frozenset(
+    ("caminhao", "caminhaozinho", "carro", "van", "moto", "kombi", "furgao", "caminhonete")
+)
+_FLEET_LEFT = frozenset(("nosso", "nossa", "proximo", "proxima"))
+
 # Sentences worth the clause-level reading of ``commitment_cue``: an actor class stands in the
 # frame, or a plural verb opens a clause with no subject ("vão te ligar", "devem te chamar"),
 # or the customer is told what to expect ("expect a call from...", "aguarde o contato...").
@@ -89,6 +96,8 @@ COMMITMENT_TRIGGERS: frozenset[str] = ACTOR_CUE_FEATURES | frozenset(
             for verb in ("vao", "irao", "devem", "ficaram")
         ),
         *("b:<s> expect", "b:<s> aguarde"),
+        # The business's own vehicle takes something to the customer: its driver acts.
+        *(f"b:{left} {vehicle}" for left in _FLEET_LEFT for vehicle in _FLEET),
         # A deferred answer: "assim que o banco confirmar, te aviso".
         *("b:assim que", "b:logo que", "b:depois que", "b:<s> quando", "b:, quando"),
         *("b:as soon", "b:<s> once", "b:, once", "b:<s> when", "b:<s> after"),
@@ -231,6 +240,31 @@ def commitment_cue(folded: str, start: int, end: int) -> bool:
     return False
 
 
+# "foi buscar", "foram pegar": gone to do something (an errand under way), not a past fact.
+_ERRAND_WAS = frozenset(("foi", "foram"))
+# A clock time or a duration written as one token: "1h", "18h30", "40min".
+_CLOCK = re.compile(r"[0-9]{1,2}(?:h[0-9]{0,2}|hs|min|mins)")
+
+
+# English "no" negates what follows ("no one will call", "no worries"); Portuguese "no" is
+# "em" + "o" ("no sistema", "no nosso caminhão"), and the classes cannot tell them apart.
+_ENGLISH_NO_NEXT = frozenset(
+    ("one", "longer", "need", "worries", "problem", "action", "further", "way", "more", "")
+)
+
+
+def _portuguese_no(clause: list[str], index: int) -> bool:
+    following = clause[index + 1] if index + 1 < len(clause) else ""
+    return following not in _ENGLISH_NO_NEXT
+
+
+def _errand(clause: list[str], index: int) -> bool:
+    """Whether the "foi"/"foram" at ``index`` is the motion of an errand: an infinitive next."""
+    if clause[index] not in _ERRAND_WAS or index + 1 >= len(clause):
+        return False
+    return token_info(clause[index + 1])[0] == "INF"
+
+
 # What may stand before an imperative that instructs the customer ("por favor, ligue...").
 _CUE_IMPERATIVE_LEFT = frozenset(("", "por", "favor", "please", "entao", "so", "basta"))
 
@@ -250,17 +284,33 @@ def _clause_commits(
     forward = assured
     be = gerund = future = False
     previous = ""
-    for word in clause:
+    after_comma = False
+    for index, word in enumerate(clause):
         if word == ",":
             scope = previous = ""
+            after_comma = True
             continue
         label, _key, opener = token_info(word)
+        if word == "no" and _portuguese_no(clause, index):
+            label, opener = "OF", None  # "vai no nosso caminhão": "em" + "o", no negation
+        elif label == "WAS" and _errand(clause, index):
+            # "o Betão foi buscar no depósito": gone to do it, under way (like a gerund).
+            label = "GER"
+        elif _CLOCK.fullmatch(word):
+            label = "TIME"  # "volta em 1h", "chega em 40min", "até as 18h"
         if (
             not scope
             and not governs
             and ((label in ACTOR_CLASSES and word not in _CUE_OUTSIDE) or word in _CUE_IMPLICIT)
         ):
+            if after_comma:
+                # A new subject after a comma opens a clause of its own: "a peça não veio, o
+                # técnico foi pegar..." — the past before the comma is not this actor's.
+                past = be = False
             actor = True
+        after_comma = after_comma and label in ("DET", "OUR")  # "..., o nosso técnico"
+        if word in _FLEET and previous in _FLEET_LEFT and not scope and not governs:
+            actor = True  # "no nosso caminhão", "na próxima van": a driver of the business
         if word in _CUE_PAST_WORDS or (
             label in _CUE_PAST and not (label == "PASTEN" and previous in _CUE_BEFORE_ADJECTIVE)
         ):

@@ -37,6 +37,7 @@ import re
 from functools import lru_cache
 
 from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS, NAMES, PEOPLE_EXTRA
+from .promise_names import fold_marked
 from .promise_words import (
     DAYS,
     EMOTIONS,
@@ -44,12 +45,13 @@ from .promise_words import (
     IMPERATIVES,
     IRREGULAR_PAST,
     NOT_FUTURE,
+    NOT_PAST,
     NOT_PEOPLE,
 )
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f12"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+FEATURE_VERSION = "f13"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
 # f7: nouns in -eira/-era/-ara are not a future; purchases and sales are not people
 # f8: "Dr." and "R$ 1.200,00" end no sentence; "Posso pedir para... Quer?" is a question
 # f9: a habitual scope ("costuma funcionar assim: quando..., o pessoal liga"); advice opens an
@@ -57,6 +59,8 @@ FEATURE_VERSION = "f12"  # f3: unigrams, closing tag questions, people; f4: -eu/
 # f10: more first names and staff nicknames are NAME ("o Rafa ficou de...")
 # f11: plural and feminine staff and a few trades are people ("os rapazes", "a florista")
 # f12: a word in -ista is a person ("a paisagista"), but not "revista", "prevista"
+# f13: a capitalised word after an article or an honorific is a name ("o Betão", "Seu Tião";
+# ``promise_names``), whatever its ending would say; "pneu", "chapéu" are no past tense
 
 # Numbers with their separators ("1.200,50" is one token: its "." ends no sentence and its ","
 # opens no clause), words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a
@@ -255,6 +259,7 @@ def sentence_spans(folded: str) -> list[tuple[int, int]]:
 _WORD_CLASSES: dict[str, str] = {
     **dict.fromkeys(NOT_FUTURE, "W"),
     **dict.fromkeys(NOT_PEOPLE, "W"),
+    **dict.fromkeys(NOT_PAST, "W"),
     **dict.fromkeys(IMPERATIVES, "IMP"),
     **dict.fromkeys(EMOTIONS, "EMO"),
     **dict.fromkeys(DAYS, "TIME"),
@@ -357,3 +362,13 @@ def _is_tag_question(tokens: list[str]) -> bool:
     return (
         bool(tokens) and tokens[-1] in _TAGS and sum(1 for token in tokens if token.isalnum()) > 3
     )
+
+
+# Words whose class a list sets: a capitalised one after an article keeps it ("a Equipe").
+KNOWN_WORDS: frozenset[str] = frozenset((*_FUNCTION_WORDS, *_WORD_CLASSES, *PEOPLE, *NAMES))
+
+
+def fold_for_features(original: str) -> str:
+    """The folded text the learned stage and the commitment cue read: ``fold`` with unknown
+    proper names marked (``promise_names``; the rules read the plain fold)."""
+    return fold_marked(original, KNOWN_WORDS)

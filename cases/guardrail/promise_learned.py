@@ -49,9 +49,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from .normalize import fold
 from .promise_cue import COMMITMENT_TRIGGERS, commitment_cue, has_commitment_trigger
-from .promise_features import FEATURE_VERSION, sentence_spans
+from .promise_features import FEATURE_VERSION, fold_for_features, sentence_spans
 from .promise_fitting import L2, fit_weights
 from .promise_ngrams import CompiledWeights, compile_weights, message_features, sentence_scores
 from .promise_scan import detect_rule_promise
@@ -153,10 +152,11 @@ class LearnedModel:
         _ = self.compiled
 
     def score(self, body: str) -> LearnedScore:
-        return self.score_folded(fold(body[:MAX_SCANNED_CHARS]))
+        return self.score_folded(fold_for_features(body[:MAX_SCANNED_CHARS]))
 
     def score_folded(self, text: str) -> LearnedScore:
-        """Score an already folded text (``normalize.fold``), at most MAX_SCANNED_CHARS."""
+        """Score an already folded text (``promise_features.fold_for_features``), at most
+        MAX_SCANNED_CHARS."""
         best, index = -math.inf, -1
         cues: list[int] = []
         for i, (raw, trigger) in enumerate(sentence_scores(text, self.compiled)):
@@ -211,12 +211,12 @@ def corpus_digest(rows: Iterable[TrainingRow]) -> str:
 
 
 def _message_sentences(text: str) -> list[list[str]]:
-    return message_features(fold(text[:MAX_SCANNED_CHARS])) or [[]]
+    return message_features(fold_for_features(text[:MAX_SCANNED_CHARS])) or [[]]
 
 
 def message_cue(text: str) -> bool:
     """Whether some sentence of ``text`` carries the commitment cue (whatever its score)."""
-    folded = fold(text[:MAX_SCANNED_CHARS])
+    folded = fold_for_features(text[:MAX_SCANNED_CHARS])
     spans = sentence_spans(folded)
     return any(
         has_commitment_trigger(features) and commitment_cue(folded, *spans[i])

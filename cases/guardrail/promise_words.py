@@ -44,6 +44,14 @@ NOT_FUTURE = (
     *("camera", "opera", "severa", "sincera", "mera", "cratera", "safira"),
 )
 
+# Common nouns that end like a past of an -er verb ("recebeu", "resolveu"): "vai trazer o
+# pneu" has no past in it (f13).
+NOT_PAST = (
+    *("pneu", "museu", "chapeu", "ceu", "trofeu", "veu", "reu", "europeu", "liceu", "judeu"),
+    *("ateu", "coliseu", "breu", "plebeu", "pigmeu", "hebreu", "mausoleu", "ilheu", "apogeu"),
+    *("jubileu", "fogareu", "escarceu", "camafeu"),
+)
+
 # Habitual words that quantify rather than describe a routine ("todos os documentos"): HAB,
 # but they open no habitual scope.
 QUANTIFIERS = frozenset(("todo", "toda", "todos", "todas", "cada", "every", "each"))

@@ -150,6 +150,11 @@ HELDOUT_R22 = load_round_4("heldout_r22.json")
 # Written blind in session 14, reserved unread, read once in round 15 on detector 15 (two
 # promises reached no case with the check on: the fix they led to is tuned on it).
 HELDOUT_R23 = load_round_4("heldout_r23.json")
+# Round 15: written blind, read once on the first version of detector 16 (three promises
+# reached no case with the check on; the business's own trucks, "no nosso caminhão", then
+# joined the cue: tuned on it). r24, written with it, is the next reading.
+HELDOUT_R24 = load_round_4("heldout_r24.json")
+HELDOUT_R25 = load_round_4("heldout_r25.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -215,7 +220,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert not {fold(text).strip() for text, _ in HELDOUT_R15} & training
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
-    later_sets += [HELDOUT_R22, HELDOUT_R23]
+    later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25]
     for later in later_sets:
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
@@ -329,11 +334,13 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         # r21 led to detector 14; r22 was read once, on detector 15.
         (HELDOUT_R21, 0.18),
         (HELDOUT_R22, MODEL_CHECK_SHARE_CEILING),
+        # r23 (0.14 first read) led to detector 16.
+        (HELDOUT_R23, 0.17),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
-        *("heldout_r21", "heldout_r22"),
+        *("heldout_r21", "heldout_r22", "heldout_r23"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
@@ -346,6 +353,18 @@ def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages
     assert precision >= 0.94, mistakes
     share = sum(assess_promise(text).uncertain for text, _ in items) / len(items)
     assert share <= share_ceiling
+
+
+def test_r25_sends_one_promise_with_no_case_the_water_tanker() -> None:
+    # r25's writer labels every delivery on the business's own vehicle a promise; the cue
+    # reads "no nosso caminhão" and "na próxima van" but not a truck named by its kind with
+    # no "our" ("o pipa de 10 mil litros já saiu da base"): one promise of 50 is neither found
+    # nor checked. A second would be a regression.
+    precision, recall, mistakes = precision_recall(HELDOUT_R25, with_oracle_check)
+    assert recall >= 0.98, mistakes
+    assert precision >= 0.95, mistakes
+    share = sum(assess_promise(text).uncertain for text, _ in HELDOUT_R25) / len(HELDOUT_R25)
+    assert share <= 0.23
 
 
 # --- what the learned stage catches, by example (not in any corpus) ---------------------------

@@ -1,0 +1,187 @@
+"""Round 15 of the promise detector (detector 16), from the first reading of the blind set r23:
+a promise by a nicknamed worker ("o Betão foi buscar no depósito, volta em 1h e já te
+chamo") reached the customer with no case with the model check on, and "Seu Tião passa aí
+quinta" was only sent to the check. The learned stage knew neither name; worse, an unknown
+name's ending gave it a verb's class. And the commitment cue read "foi buscar" (gone to fetch
+it) as a past fact and "1h" as no time ahead.
+
+Every message here was written for this test and is in no corpus or measurement set. The
+oracle is the policy at the top of ``cases/guardrail/promise.py`` (a person of the business
+will act for the customer: a promise), not the detector.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cases.guardrail.normalize import fold
+from cases.guardrail.promise import assess_promise
+from cases.guardrail.promise_cue import commitment_cue
+from cases.guardrail.promise_features import (
+    KNOWN_WORDS,
+    fold_for_features,
+    message_sentences,
+    sentence_spans,
+    shape,
+)
+from cases.guardrail.promise_names import NAME_MARK, mark_names
+
+
+def cue(text: str) -> bool:
+    folded = fold_for_features(text)
+    return any(commitment_cue(folded, *span) for span in sentence_spans(folded))
+
+
+def marked_words(text: str) -> list[str]:
+    return fold_for_features(text).split()
+
+
+# --- names read from capitals -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("O Magrão passa aí amanhã.", "magrao"),
+        ("A Cidinha te liga à tarde.", "cidinha"),
+        ("Seu Tonhão vem buscar a geladeira.", "tonhao"),
+        ("Dona Neide confirma o horário.", "neide"),
+        ("O Sr. Valdir assina o laudo.", "valdir"),
+        ("Mr. Okafor will call you.", "okafor"),
+    ],
+)
+def test_a_capitalised_word_after_an_article_or_honorific_is_a_name(text: str, name: str) -> None:
+    words = marked_words(text)
+    assert name not in words
+    assert NAME_MARK in words
+    assert shape(NAME_MARK) == "NAME"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Lower case: a common noun ("o cartão", "o botão").
+        "O cartão chega amanhã e o botão já foi trocado.",
+        # Title case after a bare article, followed by another capital: a product's name.
+        "O Plano Premium será renovado.",
+        # Public bodies and payment rails that messages capitalise.
+        "O Detran libera a vistoria e o Pix cai na hora.",
+        # A known name or team keeps its own class.
+        "A Ana e a Equipe de vendas.",
+        # An abbreviation is not replaced: its period must not end the sentence.
+        "O Dr. Paulo atende às 9h.",
+    ],
+)
+def test_what_is_not_marked_as_a_name(text: str) -> None:
+    assert NAME_MARK not in marked_words(text)
+
+
+@pytest.mark.parametrize(
+    ("name", "misread"),
+    [("Valdir", "INF"), ("Tadeu", "PAST3"), ("Almeida", "PART"), ("Edgar", "INF")],
+)
+def test_an_unknown_name_is_not_read_as_a_verb(name: str, misread: str) -> None:
+    folded = fold(name)
+    assert shape(folded) == misread  # what the ending alone says
+    assert f"o {NAME_MARK} vai" in fold_for_features(f"O {name} vai te ligar.")
+
+
+@pytest.mark.parametrize("word", ["pneu", "chapeu", "museu", "trofeu"])
+def test_nouns_in_eu_are_not_a_past_tense(word: str) -> None:
+    assert shape(word) != "PAST3"
+
+
+_PIECES = st.sampled_from(
+    [
+        *("O", "o", "A", "a", "Seu", "Dona", "Sr.", "Sra.", "Dr.", "Mr.", "Ms", "Tia", "\n"),
+        *("Betão", "Tião", "Zé", "Plano", "Premium", "Detran", "Dr", "vai", "ligar", ".", ","),
+        *("?", "!", "...", ":", "É", "ç", "Sr", "ÇÃO", "éÉ", "1h", "Ana"),
+    ]
+)
+_SENTENCE_TEXT = st.one_of(
+    st.lists(_PIECES, max_size=14).map(" ".join),
+    st.lists(_PIECES, max_size=14).map("".join),
+    st.text(alphabet=st.sampled_from(list("OoAaSsDdMmr.,!? ÇÉçéãõBetãoTiNvlz\n")), max_size=60),
+)
+
+
+@settings(deadline=None)  # the first call trains the learned stage
+@given(_SENTENCE_TEXT)
+def test_marking_names_keeps_the_sentences(text: str) -> None:
+    # The detector reports the span of a sentence found in the marked text against the plain
+    # fold: both must cut the text into the same number of sentences.
+    folded = fold(text)
+    marked = mark_names(text, folded, KNOWN_WORDS)
+    assert len(message_sentences(marked)) == len(message_sentences(folded))
+    assert len(sentence_spans(marked)) == len(sentence_spans(folded))
+    assert not assess_promise(text).promise or assess_promise(text).match is not None
+
+
+# --- the commitment cue: an errand under way, a clock time ahead -----------------------------
+
+# A person of the business has gone to do something for the customer and will be back: a
+# promise (the policy: someone other than the AI will act).
+ERRANDS = [
+    "Acabou o filtro aqui, mas o Jorginho foi buscar no fornecedor, volta em 40min e te aviso.",
+    "A peça não veio, o técnico foi pegar na distribuidora e chega aí às 16h.",
+    "Os meninos foram buscar a escada e voltam em 1h pra terminar a instalação.",
+]
+
+
+@pytest.mark.parametrize("text", ERRANDS)
+def test_an_errand_under_way_commits_its_actor(text: str) -> None:
+    assert cue(text), text
+    verdict = assess_promise(text)
+    assert verdict.promise or verdict.uncertain, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A past fact with a clock time: done, nothing ahead.
+        "O técnico esteve aí às 16h e trocou o filtro.",
+        # "foi" + participle: a passive past, not an errand.
+        "O pedido foi enviado às 10h pela transportadora.",
+        # The customer is the one to go.
+        "Você pode buscar na loja a partir das 14h.",
+    ],
+)
+def test_a_clock_time_or_foi_alone_commits_no_one(text: str) -> None:
+    assert not cue(text), text
+
+
+# --- the business's own vehicles; Portuguese "no" --------------------------------------------
+
+# Something of the customer's goes out on the business's own vehicle: one of its drivers will
+# act (an outside carrier's truck is shipping status). Then, "no" is "em" + "o" in Portuguese:
+# what follows it is not negated.
+FLEET_AND_NO = [
+    "A sua estante sai na sexta no nosso caminhão, entre 8h e 12h.",
+    "Os 20 galões de água vão na próxima van, daqui a uns 40 minutos.",
+    "Amanhã no fim da tarde o técnico passa aí pra trocar o filtro.",
+    "Já confirmei: no sábado a equipe de montagem monta o guarda-roupa.",
+]
+
+
+@pytest.mark.parametrize("text", FLEET_AND_NO)
+def test_own_vehicles_and_portuguese_no_commit_their_actor(text: str) -> None:
+    assert cue(text), text
+    verdict = assess_promise(text)
+    assert verdict.promise or verdict.uncertain, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # An outside carrier: shipping status.
+        "A sua estante saiu no caminhão da transportadora e chega em 5 dias úteis.",
+        # A habit of the fleet, not this customer's delivery.
+        "Nosso caminhão passa no seu bairro todos os dias às 15h.",
+        # English "no" still negates.
+        "No one from our team will call you about this.",
+    ],
+)
+def test_an_outside_carrier_a_habit_or_an_english_no_commits_no_one(text: str) -> None:
+    assert not cue(text), text
