@@ -19,6 +19,7 @@ from .promise_features import (
     _PIECE,
     _SCOPE_OPENERS,
     _is_tag_question,
+    english_no,
     token_info,
 )
 
@@ -246,18 +247,6 @@ _ERRAND_WAS = frozenset(("foi", "foram"))
 _CLOCK = re.compile(r"[0-9]{1,2}(?:h[0-9]{0,2}|hs|min|mins)")
 
 
-# English "no" negates what follows ("no one will call", "no worries"); Portuguese "no" is
-# "em" + "o" ("no sistema", "no nosso caminhão"), and the classes cannot tell them apart.
-_ENGLISH_NO_NEXT = frozenset(
-    ("one", "longer", "need", "worries", "problem", "action", "further", "way", "more", "")
-)
-
-
-def _portuguese_no(clause: list[str], index: int) -> bool:
-    following = clause[index + 1] if index + 1 < len(clause) else ""
-    return following not in _ENGLISH_NO_NEXT
-
-
 def _errand(clause: list[str], index: int) -> bool:
     """Whether the "foi"/"foram" at ``index`` is the motion of an errand: an infinitive next."""
     if clause[index] not in _ERRAND_WAS or index + 1 >= len(clause):
@@ -291,8 +280,8 @@ def _clause_commits(
             after_comma = True
             continue
         label, _key, opener = token_info(word)
-        if word == "no" and _portuguese_no(clause, index):
-            label, opener = "OF", None  # "vai no nosso caminhão": "em" + "o", no negation
+        if word == "no" and english_no(clause[index + 1] if index + 1 < len(clause) else ""):
+            label, opener = "NEG", "n_"  # "no one will call" (Portuguese "no" is "em" + "o")
         elif label == "WAS" and _errand(clause, index):
             # "o Betão foi buscar no depósito": gone to do it, under way (like a gerund).
             label = "GER"

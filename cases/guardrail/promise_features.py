@@ -51,7 +51,7 @@ from .promise_words import (
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f13"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+FEATURE_VERSION = "f14"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
 # f7: nouns in -eira/-era/-ara are not a future; purchases and sales are not people
 # f8: "Dr." and "R$ 1.200,00" end no sentence; "Posso pedir para... Quer?" is a question
 # f9: a habitual scope ("costuma funcionar assim: quando..., o pessoal liga"); advice opens an
@@ -61,6 +61,8 @@ FEATURE_VERSION = "f13"  # f3: unigrams, closing tag questions, people; f4: -eu/
 # f12: a word in -ista is a person ("a paisagista"), but not "revista", "prevista"
 # f13: a capitalised word after an article or an honorific is a name ("o Betão", "Seu Tião";
 # ``promise_names``), whatever its ending would say; "pneu", "chapéu" are no past tense
+# f14: Portuguese "no" ("em" + "o") opens no negation scope, only English "no" does; "pós"
+# (folded "pos") is no past
 
 # Numbers with their separators ("1.200,50" is one token: its "." ends no sentence and its ","
 # opens no clause), words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a
@@ -224,11 +226,27 @@ def message_sentences(folded: str) -> list[tuple[list[str], bool]]:
             tokens.append(piece)
     if tokens:
         sentences.append((tokens, False))
+    for words, _question in sentences:
+        for i, word in enumerate(words):
+            if word == "no" and english_no(words[i + 1] if i + 1 < len(words) else ""):
+                words[i] = "none"
     for i in range(len(sentences) - 1):
         words, question = sentences[i]
         if not question and asks_to_accept(sentences[i + 1]) and not _OFFER_WORDS.isdisjoint(words):
             sentences[i] = (words, True)
     return sentences
+
+
+# English "no" negates what follows ("no one will call", "no worries", "No, ..."); Portuguese
+# "no" is "em" + "o" ("no sistema", "no nosso caminhão") and is never followed by a comma.
+ENGLISH_NO_NEXT = frozenset(
+    ("one", "longer", "need", "worries", "problem", "action", "further", "way", "more", ",", "")
+)
+
+
+def english_no(following: str) -> bool:
+    """Whether a "no" followed by the token ``following`` ("" at the end) is English "no"."""
+    return following in ENGLISH_NO_NEXT
 
 
 def asks_to_accept(sentence: tuple[list[str], bool]) -> bool:
@@ -299,7 +317,9 @@ _COARSE: dict[str, str] = {
     **dict.fromkeys(("foi", "foram", "was", "were", "been"), "WAS"),
     **dict.fromkeys(("sera", "serao", "ser", "sendo", "be"), "BEF"),
     **dict.fromkeys(("nao", "nunca", "ninguem", "nenhum", "nenhuma", "nem", "sem"), "NEG"),
-    **dict.fromkeys(("not", "no", "never", "t", "nobody", "none"), "NEG"),
+    # Not "no": in Portuguese it is "em" + "o" ("no sistema"); ``message_sentences`` reads an
+    # English one as "none" (``ENGLISH_NO_NEXT``).
+    **dict.fromkeys(("not", "never", "t", "nobody", "none"), "NEG"),
     **dict.fromkeys(("fica", "ficou", "ficam", "ficaram", "ficar", "fico", "ficamos"), "FICA"),
     **dict.fromkeys(("ficarei", "ficaremos", "ficara"), "FICA"),
     **dict.fromkeys(("se", "caso", "if"), "IF"),

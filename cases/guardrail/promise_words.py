@@ -23,10 +23,11 @@ DAYS = (
     *("afternoon", "evening", "shortly"),
 )
 
-# Irregular past forms the endings miss ("o técnico esteve aí", "ela fez a troca").
+# Irregular past forms the endings miss ("o técnico esteve aí", "ela fez a troca"). Not "pôs":
+# folded it is "pós" ("o time de pós-venda vai...", "limpeza pós-obra"), far more common (f14).
 IRREGULAR_PAST = (
     *("esteve", "estiveram", "teve", "tiveram", "fez", "fizeram", "disse", "trouxe", "veio"),
-    *("vieram", "deu", "deram", "pos", "puseram", "soube", "quis", "viu", "viram"),
+    *("vieram", "deu", "deram", "puseram", "soube", "quis", "viu", "viram"),
 )
 # What someone habitually does is a fact about them, not a promise ("o time costuma ligar na
 # véspera", "a gente sempre confere"): one class, so every habit shares the frame.
