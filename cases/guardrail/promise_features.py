@@ -47,11 +47,12 @@ from .promise_words import (
     NOT_FUTURE,
     NOT_PAST,
     NOT_PEOPLE,
+    NOT_VERBS,
 )
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f14"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+FEATURE_VERSION = "f15"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
 # f7: nouns in -eira/-era/-ara are not a future; purchases and sales are not people
 # f8: "Dr." and "R$ 1.200,00" end no sentence; "Posso pedir para... Quer?" is a question
 # f9: a habitual scope ("costuma funcionar assim: quando..., o pessoal liga"); advice opens an
@@ -63,6 +64,8 @@ FEATURE_VERSION = "f14"  # f3: unigrams, closing tag questions, people; f4: -eu/
 # ``promise_names``), whatever its ending would say; "pneu", "chapéu" are no past tense
 # f14: Portuguese "no" ("em" + "o") opens no negation scope, only English "no" does; "pós"
 # (folded "pos") is no past
+# f15: words whose ending misreads them (``promise_words.NOT_VERBS``); not the presents that
+# end like a synthetic future ("libera", "separa"): as a future they help (nested CV)
 
 # Numbers with their separators ("1.200,50" is one token: its "." ends no sentence and its ","
 # opens no clause), words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a
@@ -278,6 +281,7 @@ _WORD_CLASSES: dict[str, str] = {
     **dict.fromkeys(NOT_FUTURE, "W"),
     **dict.fromkeys(NOT_PEOPLE, "W"),
     **dict.fromkeys(NOT_PAST, "W"),
+    **dict.fromkeys(NOT_VERBS, "W"),
     **dict.fromkeys(IMPERATIVES, "IMP"),
     **dict.fromkeys(EMOTIONS, "EMO"),
     **dict.fromkeys(DAYS, "TIME"),

@@ -53,6 +53,22 @@ NOT_PAST = (
     *("jubileu", "fogareu", "escarceu", "camafeu"),
 )
 
+# Words whose ending gives them a verb's class they do not have (f15): "também", "além",
+# "ordem", "modem", "item" are no plural present ("-em"); "próximos", "últimos", "ótimos" no
+# first-person plural ("-imos"); "entendo", "compreendo" (I understand) no gerund ("-endo");
+# the English pronouns and prepositions in "-ing" ("anything", "during") no gerund either;
+# "pedido", "dúvida", "obrigado", "combinado" are nouns and courtesies, no participle.
+NOT_VERBS = (
+    *("tambem", "alem", "ordem", "item", "itens", "modem", "totem", "nuvem", "armazem"),
+    *("system", "problem", "spam", "instagram", "program"),
+    *("proximos", "ultimos", "otimos", "minimos", "maximos", "intimos"),
+    *("entendo", "compreendo", "anything", "everything", "nothing", "something", "during"),
+    *("bring", "thing", "king", "ring", "spring", "string"),
+    *("pedido", "pedidos", "duvida", "duvidas", "obrigado", "obrigada", "obrigados"),
+    *("combinado", "recado", "recados", "feriado", "feriados", "telhado", "certificado"),
+    *("vestido", "medida", "medidas", "olhada", "seguida", "sabados", "gramado", "resultado"),
+    *("resultados", "chamado", "chamados", "cuidado", "cuidados", "estado", "mercado"),
+)
 # Habitual words that quantify rather than describe a routine ("todos os documentos"): HAB,
 # but they open no habitual scope.
 QUANTIFIERS = frozenset(("todo", "toda", "todos", "todas", "cada", "every", "each"))
@@ -63,4 +79,6 @@ BUT = frozenset(("mas", "porem", "entretanto", "contudo", "but", "however"))
 NOT_PEOPLE = (
     *("revista", "revistas", "prevista", "previstas", "entrevista", "entrevistas"),
     *("conquista", "conquistas", "avista", "autopista", "imprevista", "imprevistas"),
+    # Verbs in the subjunctive ("caso o problema persista") and an adjective (f15).
+    *("persista", "insista", "resista", "exista", "assista", "desista", "paulista"),
 )

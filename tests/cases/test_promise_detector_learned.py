@@ -334,8 +334,9 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         # r21 led to detector 14; r22 was read once, on detector 15.
         (HELDOUT_R21, 0.18),
         (HELDOUT_R22, MODEL_CHECK_SHARE_CEILING),
-        # r23 (0.14 first read) led to detector 16.
-        (HELDOUT_R23, 0.17),
+        # r23 (0.14 first read) led to detector 16; 0.17 on it, 0.20 with features f15 (three
+        # LLM-style near misses that open on "Entendo", no gerund any more, reach the band).
+        (HELDOUT_R23, 0.2),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
