@@ -103,6 +103,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r21", CASES_FIXTURES / "heldout_r21.json"),
         ("heldout_r22", CASES_FIXTURES / "heldout_r22.json"),
         ("heldout_r23", CASES_FIXTURES / "heldout_r23.json"),
+        ("heldout_r24", CASES_FIXTURES / "heldout_r24.json"),
         ("heldout_r25", CASES_FIXTURES / "heldout_r25.json"),
         ("probe_r16", CASES_FIXTURES / "probe_r16.json"),
     ):

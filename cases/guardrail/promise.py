@@ -143,7 +143,11 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #     "ordem" no plural present; "próximos" no "-imos"; "entendo" no gerund; "pedido",
 #     "dúvida", "obrigado" no participle). Nested CV: false positives 242 -> 235, misses
 #     171 -> 173, share 0.167 -> 0.159.
-RULES_VERSION = "ptbr-promise-18"
+# 19: the commitment cue ends a clause at an emoji ("não vai poder dar a aula amanhã 😕 a
+#     secretaria vai remarcar"), reads "10 min" as a time ahead and "o carro de entrega" as
+#     the business's vehicle, and a negated verb points nowhere ("o técnico não vai conseguir
+#     vir hoje"): r24's two promises that went out with no case with the check on.
+RULES_VERSION = "ptbr-promise-19"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -99,6 +99,7 @@ COMMITMENT_TRIGGERS: frozenset[str] = ACTOR_CUE_FEATURES | frozenset(
         *("b:<s> expect", "b:<s> aguarde"),
         # The business's own vehicle takes something to the customer: its driver acts.
         *(f"b:{left} {vehicle}" for left in _FLEET_LEFT for vehicle in _FLEET),
+        *(f"b:{vehicle} de" for vehicle in _FLEET),
         # A deferred answer: "assim que o banco confirmar, te aviso".
         *("b:assim que", "b:logo que", "b:depois que", "b:<s> quando", "b:, quando"),
         *("b:as soon", "b:<s> once", "b:, once", "b:<s> when", "b:<s> after"),
@@ -158,8 +159,9 @@ _CUE_FORWARD_WORDS = frozenset(
         *("visita", "visit"),
         # Where the customer is: "o menino da entrega passa aí até as 18h" (a visit ahead).
         *("ai",),
-        # A time ahead counted from now: "nosso técnico chega em meia hora".
-        *("minutos", "hora", "horas", "instantes"),
+        # A time ahead counted from now: "nosso técnico chega em meia hora", "liga 10 min
+        # antes".
+        *("minutos", "hora", "horas", "instantes", "min", "mins", "minutinhos", "hr", "hrs"),
     )
 )
 _CUE_ASSURANCE = re.compile(
@@ -189,7 +191,10 @@ _CUE_ELLIPSIS = frozenset(("FUT", "MODAL", "P3"))
 
 # The cue's pieces: the learned stage's, and a colon before a space, which ends a clause here
 # (and with it a negation's scope: "não mexa em nada: o eletricista passa aí até as 18h").
-_CUE_PIECE = re.compile(rf":(?=\s)|{_PIECE.pattern}")
+# An emoji between two statements ends a clause the same way (WhatsApp writes no period
+# there): "não vai poder dar a aula amanhã 😕 a secretaria vai remarcar" (round 15).
+_EMOJI = "[\U0001f300-\U0001faff\u2600-\u27bf]+"
+_CUE_PIECE = re.compile(rf":(?=\s)|{_EMOJI}|{_PIECE.pattern}")
 
 
 def commitment_cue(folded: str, start: int, end: int) -> bool:
@@ -197,7 +202,7 @@ def commitment_cue(folded: str, start: int, end: int) -> bool:
     for the customer (see above). Deterministic; reads only that sentence."""
     sentence = folded[start:end]
     pieces = _CUE_PIECE.findall(sentence)
-    words = [p for p in pieces if p[0] not in _ENDS and p != ":"]
+    words = [p for p in pieces if p[0] not in _ENDS and p != ":" and (p.isascii() or p.isalnum())]
     if not any(word.isalnum() for word in words):
         return False
     if "?" in sentence:
@@ -245,6 +250,14 @@ def commitment_cue(folded: str, start: int, end: int) -> bool:
 _ERRAND_WAS = frozenset(("foi", "foram"))
 # A clock time or a duration written as one token: "1h", "18h30", "40min".
 _CLOCK = re.compile(r"[0-9]{1,2}(?:h[0-9]{0,2}|hs|min|mins)")
+
+
+def _own_vehicle(clause: list[str], index: int) -> bool:
+    """Whether the vehicle at ``index`` is the business's: "nosso caminhão", "a próxima van",
+    "o carro de entrega(s)" (not "o caminhão da transportadora")."""
+    if index > 0 and clause[index - 1] in _FLEET_LEFT:
+        return True
+    return clause[index + 1 : index + 3] in (["de", "entrega"], ["de", "entregas"])
 
 
 def _errand(clause: list[str], index: int) -> bool:
@@ -298,8 +311,8 @@ def _clause_commits(
                 past = be = False
             actor = True
         after_comma = after_comma and label in ("DET", "OUR")  # "..., o nosso técnico"
-        if word in _FLEET and previous in _FLEET_LEFT and not scope and not governs:
-            actor = True  # "no nosso caminhão", "na próxima van": a driver of the business
+        if word in _FLEET and not scope and not governs and _own_vehicle(clause, index):
+            actor = True  # "no nosso caminhão", "no carro de entrega": a driver of the business
         if word in _CUE_PAST_WORDS or (
             label in _CUE_PAST and not (label == "PASTEN" and previous in _CUE_BEFORE_ADJECTIVE)
         ):
@@ -312,8 +325,8 @@ def _clause_commits(
             gerund = True
         if label in ("FUT", "SUBJ"):
             future = True
-        if label in _CUE_FORWARD_LABELS or word in _CUE_FORWARD_WORDS:
-            forward = True
+        if (label in _CUE_FORWARD_LABELS or word in _CUE_FORWARD_WORDS) and scope != "n_":
+            forward = True  # not "o técnico não vai conseguir vir hoje"
         if opener == "c_" and previous in ("nao", "nem"):
             # "Não se preocupe", "não se esqueça": a reflexive "se", not a condition.
             opener = None

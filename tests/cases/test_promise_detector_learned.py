@@ -152,7 +152,8 @@ HELDOUT_R22 = load_round_4("heldout_r22.json")
 HELDOUT_R23 = load_round_4("heldout_r23.json")
 # Round 15: written blind, read once on the first version of detector 16 (three promises
 # reached no case with the check on; the business's own trucks, "no nosso caminhão", then
-# joined the cue: tuned on it). r24, written with it, is the next reading.
+# joined the cue: tuned on it). r24, written with it, was read once on detector 18 (two
+# promises with no case with the check on; detector 19 is tuned on it).
 HELDOUT_R24 = load_round_4("heldout_r24.json")
 HELDOUT_R25 = load_round_4("heldout_r25.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
@@ -337,11 +338,13 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         # r23 (0.14 first read) led to detector 16; 0.17 on it, 0.20 with features f15 (three
         # LLM-style near misses that open on "Entendo", no gerund any more, reach the band).
         (HELDOUT_R23, 0.2),
+        # r24 (0.22 first read, on detector 18) led to detector 19.
+        (HELDOUT_R24, 0.25),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
-        *("heldout_r21", "heldout_r22", "heldout_r23"),
+        *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(

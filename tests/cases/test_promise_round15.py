@@ -185,3 +185,34 @@ def test_own_vehicles_and_portuguese_no_commit_their_actor(text: str) -> None:
 )
 def test_an_outside_carrier_a_habit_or_an_english_no_commits_no_one(text: str) -> None:
     assert not cue(text), text
+
+
+# An emoji between two statements ends a clause (no period on WhatsApp), a time ahead written
+# "10 min", and the delivery car named by what it does: each commits the person who acts.
+AFTER_R24 = [
+    "A professora Bia não vai conseguir vir hoje 😕 a coordenação remarca a aula e te avisa.",
+    "Seu pedido está separado. O motoboy chama no interfone 5 min antes de chegar.",
+    "As marmitas vão no carro de entrega das 11h, direto no seu trabalho 🍱",
+]
+
+
+@pytest.mark.parametrize("text", AFTER_R24)
+def test_an_emoji_a_short_time_or_the_delivery_car_commit_their_actor(text: str) -> None:
+    assert cue(text), text
+    verdict = assess_promise(text)
+    assert verdict.promise or verdict.uncertain, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The negation still governs its own clause: nobody will come.
+        "O técnico não vai conseguir vir hoje 😕",
+        # An outside company's car.
+        "O carro da transportadora passou às 10h e entregou tudo.",
+        # The customer is the one to go, in ten minutes.
+        "Pode vir buscar daqui a 10 min, já está pronto.",
+    ],
+)
+def test_a_negated_clause_an_outside_car_or_the_customer_commit_no_one(text: str) -> None:
+    assert not cue(text), text
