@@ -156,6 +156,11 @@ HELDOUT_R23 = load_round_4("heldout_r23.json")
 # promises with no case with the check on; detector 19 is tuned on it).
 HELDOUT_R24 = load_round_4("heldout_r24.json")
 HELDOUT_R25 = load_round_4("heldout_r25.json")
+# Round 15, written blind with the policy only (no list of hard kinds): r26 was read once, on
+# detector 19, and never tuned on; r27 is reserved unread for the next round (only the
+# no-overlap test reads it).
+HELDOUT_R26 = load_round_4("heldout_r26.json")
+HELDOUT_R27 = load_round_4("heldout_r27.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -221,7 +226,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert not {fold(text).strip() for text, _ in HELDOUT_R15} & training
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
-    later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25]
+    later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
     for later in later_sets:
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
@@ -340,11 +345,13 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R23, 0.2),
         # r24 (0.22 first read, on detector 18) led to detector 19.
         (HELDOUT_R24, 0.25),
+        # r26: read once on detector 19 (local 1.0 / 0.98, share 0.17).
+        (HELDOUT_R26, MODEL_CHECK_SHARE_CEILING),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
-        *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24"),
+        *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
