@@ -181,29 +181,48 @@ def _known_lookup(
 _KNOWN = CompiledQuery(_known_lookup, (uuid.UUID(int=1), uuid.UUID(int=2), "+0", "sample-id"))
 
 
-def _conversation_of(channel: ChannelSession, inbound: InboundMessage) -> Conversation | None:
+def _conversation_of(
+    channel: ChannelSession, inbound: InboundMessage
+) -> tuple[Conversation | None, bool]:
     """The sender's open conversation on this channel — or a new or reopened one — and None
-    when the event is already stored. A customer writing again (the common case) costs one
-    query: their open conversation, its contact, and whether this event is a redelivery."""
+    when the event is already stored; and whether the conversation was created here with
+    this message's times (nothing to update after the message).
+
+    A customer writing again (the common case) costs one query: their open conversation, its
+    contact, and whether this event is a redelivery. A first-time customer costs the contact's
+    get-or-create and one insert: a contact this transaction created has no stored message,
+    no resolved conversation to reopen, and no open one another delivery could race to
+    create (nobody else sees the contact before this transaction commits; a concurrent first
+    message of the same phone waits on the contact's unique index, then finds it)."""
     known: Any = _KNOWN.first(
         channel.pk, channel.organization_id, inbound.from_phone, inbound.provider_message_id
     )
     if known is not None:
-        return None if known.event_stored else known
-    if _already_stored(channel.pk, inbound.provider_message_id).exists():
-        return None
-    contact, _ = Contact.objects.get_or_create(
+        return (None if known.event_stored else known), False
+    contact, created = Contact.objects.get_or_create(
         organization_id=channel.organization_id,
         phone=inbound.from_phone,
         defaults={"name": inbound.from_name[:120]},
     )
-    return open_conversation_for(channel, contact, reopen=not inbound.from_me, none_open=True)
+    if created:
+        now = timezone.now()
+        times = {"last_message_at": now}
+        if not inbound.from_me:
+            times["last_inbound_at"] = now
+        conversation = Conversation.objects.create(
+            organization_id=channel.organization_id, channel=channel, contact=contact, **times
+        )
+        return conversation, True
+    if _already_stored(channel.pk, inbound.provider_message_id).exists():
+        return None, False
+    reopen = not inbound.from_me
+    return open_conversation_for(channel, contact, reopen=reopen, none_open=True), False
 
 
 def _store_inbound(
     channel: ChannelSession, inbound: InboundMessage, result: ReceiveResult, *, savepoint: bool
 ) -> Message | None:
-    conversation = _conversation_of(channel, inbound)
+    conversation, fresh = _conversation_of(channel, inbound)
     if conversation is None:
         result.duplicates += 1  # a redelivery, or the echo of a message we sent
         return None
@@ -232,13 +251,14 @@ def _store_inbound(
             raise DuplicateDelivery from exc
         result.duplicates += 1
         return None
-    now = timezone.now()
-    conversation.last_message_at = now
-    fields = ["last_message_at"]
-    if direction == Direction.INBOUND:
-        conversation.last_inbound_at = now
-        fields.append("last_inbound_at")
-    conversation.save(update_fields=fields)
+    if not fresh:
+        now = timezone.now()
+        conversation.last_message_at = now
+        fields = ["last_message_at"]
+        if direction == Direction.INBOUND:
+            conversation.last_inbound_at = now
+            fields.append("last_inbound_at")
+        conversation.save(update_fields=fields)
     result.stored += 1
     log.info(
         "inbound stored",

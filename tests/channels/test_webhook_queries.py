@@ -68,3 +68,22 @@ def test_a_redelivery_costs_two_statements_and_stores_nothing(channel):
     assert status == 200
     assert _data(statements) == ["SELECT", "SELECT"]
     assert Message.objects.filter(channel=channel, provider_message_id="once").count() == 1
+
+
+def test_a_first_time_customer_costs_six_statements_and_one_savepoint(channel):
+    _post(channel, "5511911114444", "warm")  # this process now knows the channel's org
+
+    status, statements = _post(channel, "5511911115555", uuid.uuid4().hex)
+
+    assert status == 200
+    # The channel; the open-conversation lookup (none); the contact's get-or-create (a
+    # select, then its insert on a savepoint: a concurrent first message of the same phone
+    # must not break the transaction); the conversation, born with the message's times;
+    # the message. No duplicate check, no reopen lookup, no update.
+    assert _data(statements) == ["SELECT", "SELECT", "SELECT", "INSERT", "INSERT", "INSERT"]
+    assert statements.count("SAVEPOINT") == 1
+    conversation = Message.objects.get(
+        provider_message_id__isnull=False, conversation__contact__phone="5511911115555"
+    ).conversation
+    assert conversation.last_inbound_at is not None
+    assert conversation.last_message_at == conversation.last_inbound_at

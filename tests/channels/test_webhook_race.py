@@ -2,6 +2,8 @@
 
 Both requests find no open conversation and insert one; the partial unique index
 ``uniq_open_conversation`` lets one win and the other retries on a savepoint and re-reads it.
+Then the same for a phone nobody has seen: both insert the contact; the second waits on
+``uniq_contact_phone``, fails once the first commits, and goes on with the contact it finds.
 Only meaningful where transactions really overlap: PostgreSQL (SQLite serializes writers).
 """
 
@@ -28,13 +30,13 @@ ROUNDS = 6
 PHONE = "5511977770000"
 
 
-def _post_together(channel: Any, ids: list[str]) -> list[int]:
+def _post_together(channel: Any, ids: list[str], phone: str = PHONE) -> list[int]:
     """POST one simulator message per id, all released at the same instant."""
     barrier = threading.Barrier(len(ids))
     codes: list[int] = []
 
     def send(message_id: str) -> None:
-        body = json.dumps({"from": PHONE, "text": "oi, primeira vez aqui", "id": message_id})
+        body = json.dumps({"from": phone, "text": "oi, primeira vez aqui", "id": message_id})
         try:
             barrier.wait(timeout=10)
             response = Client(raise_request_exception=False).post(
@@ -88,6 +90,26 @@ def test_two_different_first_messages_racing_share_one_conversation(org):
         inbound = Message.objects.filter(channel=channel, direction="inbound")
         assert {m.conversation_id for m in inbound} == {conversation.pk}
         assert inbound.count() == 2
+
+
+@pytest.mark.parametrize("same_event", [True, False], ids=["redelivery", "two-messages"])
+def test_two_first_messages_of_a_new_phone_racing_make_one_contact_and_conversation(
+    org: Any, same_event: bool
+) -> None:
+    agent = factories.make_agent(org, "Suporte")
+    for round_ in range(ROUNDS):
+        channel = factories.make_channel(org, agent=agent)
+        phone = f"55119888800{round_:02d}"  # never seen by this organization
+        ids = [f"new-{round_}"] * 2 if same_event else [f"new-a-{round_}", f"new-b-{round_}"]
+
+        codes = _post_together(channel, ids, phone=phone)
+
+        assert sorted(codes) == [200, 200], f"round {round_}: {codes}"
+        assert Contact.objects.filter(organization=org, phone=phone).count() == 1
+        conversation = Conversation.objects.get(channel=channel)
+        inbound = Message.objects.filter(channel=channel, direction="inbound")
+        assert inbound.count() == (1 if same_event else 2)
+        assert {m.conversation_id for m in inbound} == {conversation.pk}
 
 
 def test_a_turn_task_delivered_twice_at_once_answers_once_and_ends_quietly(org, caplog):
