@@ -28,6 +28,12 @@ from cases.guardrail.promise_features import (
 )
 from cases.guardrail.promise_names import NAME_MARK, mark_names
 
+from .test_promise_session14 import (
+    ELLIPTIC_PROMISES,
+    PAST_ACTOR_NOT_CARRIED,
+    PLURAL_PRESENT_PROMISES,
+)
+
 
 def cue(text: str) -> bool:
     folded = fold_for_features(text)
@@ -119,22 +125,33 @@ def test_marking_names_keeps_the_sentences(text: str) -> None:
     assert not assess_promise(text).promise or assess_promise(text).match is not None
 
 
-# --- the commitment cue: an errand under way, a clock time ahead -----------------------------
+# --- the commitment cue ----------------------------------------------------------------------
 
-# A person of the business has gone to do something for the customer and will be back: a
-# promise (the policy: someone other than the AI will act).
-ERRANDS = [
+# Promises (the policy: someone other than the AI will act for the customer) the cue reads
+# since round 15. Each is also found or sent to the model check: test_promise_session13's
+# found-or-checked test reads this list.
+CUE_PROMISES = [
+    # An errand under way ("foi buscar"), then a time ahead ("em 40min", "às 16h", "em 1h").
     "Acabou o filtro aqui, mas o Jorginho foi buscar no fornecedor, volta em 40min e te aviso.",
     "A peça não veio, o técnico foi pegar na distribuidora e chega aí às 16h.",
     "Os meninos foram buscar a escada e voltam em 1h pra terminar a instalação.",
+    # The business's own vehicle puts one of its drivers to work (an outside carrier's truck
+    # is shipping status).
+    "A sua estante sai na sexta no nosso caminhão, entre 8h e 12h.",
+    "Os 20 galões de água vão na próxima van, daqui a uns 40 minutos.",
+    "As marmitas vão no carro de entrega das 11h, direto no seu trabalho 🍱",
+    # Portuguese "no" is "em" + "o": what follows it is not negated.
+    "Amanhã no fim da tarde o técnico passa aí pra trocar o filtro.",
+    "Já confirmei: no sábado a equipe de montagem monta o guarda-roupa.",
+    # An emoji between two statements ends a clause (no period on WhatsApp); "5 min antes".
+    "A professora Bia não vai conseguir vir hoje 😕 a coordenação remarca a aula e te avisa.",
+    "Seu pedido está separado. O motoboy chama no interfone 5 min antes de chegar.",
 ]
 
 
-@pytest.mark.parametrize("text", ERRANDS)
-def test_an_errand_under_way_commits_its_actor(text: str) -> None:
+@pytest.mark.parametrize("text", CUE_PROMISES + ELLIPTIC_PROMISES + PLURAL_PRESENT_PROMISES)
+def test_the_cue_commits_the_actor(text: str) -> None:
     assert cue(text), text
-    verdict = assess_promise(text)
-    assert verdict.promise or verdict.uncertain, text
 
 
 @pytest.mark.parametrize(
@@ -146,73 +163,17 @@ def test_an_errand_under_way_commits_its_actor(text: str) -> None:
         "O pedido foi enviado às 10h pela transportadora.",
         # The customer is the one to go.
         "Você pode buscar na loja a partir das 14h.",
-    ],
-)
-def test_a_clock_time_or_foi_alone_commits_no_one(text: str) -> None:
-    assert not cue(text), text
-
-
-# --- the business's own vehicles; Portuguese "no" --------------------------------------------
-
-# Something of the customer's goes out on the business's own vehicle: one of its drivers will
-# act (an outside carrier's truck is shipping status). Then, "no" is "em" + "o" in Portuguese:
-# what follows it is not negated.
-FLEET_AND_NO = [
-    "A sua estante sai na sexta no nosso caminhão, entre 8h e 12h.",
-    "Os 20 galões de água vão na próxima van, daqui a uns 40 minutos.",
-    "Amanhã no fim da tarde o técnico passa aí pra trocar o filtro.",
-    "Já confirmei: no sábado a equipe de montagem monta o guarda-roupa.",
-]
-
-
-@pytest.mark.parametrize("text", FLEET_AND_NO)
-def test_own_vehicles_and_portuguese_no_commit_their_actor(text: str) -> None:
-    assert cue(text), text
-    verdict = assess_promise(text)
-    assert verdict.promise or verdict.uncertain, text
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
+        "Pode vir buscar daqui a 10 min, já está pronto.",
         # An outside carrier: shipping status.
         "A sua estante saiu no caminhão da transportadora e chega em 5 dias úteis.",
+        "O carro da transportadora passou às 10h e entregou tudo.",
         # A habit of the fleet, not this customer's delivery.
         "Nosso caminhão passa no seu bairro todos os dias às 15h.",
-        # English "no" still negates.
+        # English "no" still negates, and so does a negation within its own clause.
         "No one from our team will call you about this.",
-    ],
-)
-def test_an_outside_carrier_a_habit_or_an_english_no_commits_no_one(text: str) -> None:
-    assert not cue(text), text
-
-
-# An emoji between two statements ends a clause (no period on WhatsApp), a time ahead written
-# "10 min", and the delivery car named by what it does: each commits the person who acts.
-AFTER_R24 = [
-    "A professora Bia não vai conseguir vir hoje 😕 a coordenação remarca a aula e te avisa.",
-    "Seu pedido está separado. O motoboy chama no interfone 5 min antes de chegar.",
-    "As marmitas vão no carro de entrega das 11h, direto no seu trabalho 🍱",
-]
-
-
-@pytest.mark.parametrize("text", AFTER_R24)
-def test_an_emoji_a_short_time_or_the_delivery_car_commit_their_actor(text: str) -> None:
-    assert cue(text), text
-    verdict = assess_promise(text)
-    assert verdict.promise or verdict.uncertain, text
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        # The negation still governs its own clause: nobody will come.
         "O técnico não vai conseguir vir hoje 😕",
-        # An outside company's car.
-        "O carro da transportadora passou às 10h e entregou tudo.",
-        # The customer is the one to go, in ten minutes.
-        "Pode vir buscar daqui a 10 min, já está pronto.",
+        *PAST_ACTOR_NOT_CARRIED,
     ],
 )
-def test_a_negated_clause_an_outside_car_or_the_customer_commit_no_one(text: str) -> None:
+def test_the_cue_commits_no_one(text: str) -> None:
     assert not cue(text), text

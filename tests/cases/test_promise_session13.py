@@ -15,6 +15,7 @@ from cases.guardrail.promise import assess_promise, detect_rule_promise
 from cases.guardrail.promise_cue import commitment_cue
 from cases.guardrail.promise_features import shape
 
+from .test_promise_round15 import CUE_PROMISES  # round 15's, the same check
 from .test_promise_session14 import ELLIPTIC_PROMISES  # session 14's, the same check
 
 
@@ -44,7 +45,7 @@ NEVER_CLEARED = [
 ]
 
 
-@pytest.mark.parametrize("text", NEVER_CLEARED + ELLIPTIC_PROMISES)
+@pytest.mark.parametrize("text", NEVER_CLEARED + ELLIPTIC_PROMISES + CUE_PROMISES)
 def test_a_promise_is_found_or_sent_to_the_check(text: str) -> None:
     verdict = assess_promise(text)
     assert verdict.promise or verdict.uncertain, text
