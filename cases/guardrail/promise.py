@@ -85,9 +85,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from .normalize import fold
-from .promise_features import KNOWN_WORDS, sentence_spans
+from .promise_features import marked_for_features, sentence_spans
 from .promise_learned import corpus_digest, learned_model, load_corpus
-from .promise_names import mark_names
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
 from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, detect_rules_folded
 
@@ -205,7 +204,7 @@ def assess_promise(body: str) -> PromiseAssessment:
         return PromiseAssessment(True, 1.0, PromiseStage.RULES, False, match)
     model = learned_model()
     # The learned stage reads the same fold with unknown names marked: the same sentences.
-    scored = model.score_folded(mark_names(cut, text, KNOWN_WORDS))
+    scored = model.score_folded(marked_for_features(cut, text))
     calibration = model.calibration
     promise = scored.probability >= calibration.threshold
     learned_match = None

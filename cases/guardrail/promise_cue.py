@@ -19,7 +19,7 @@ from .promise_features import (
     _PIECE,
     _SCOPE_OPENERS,
     _is_tag_question,
-    english_no,
+    english_no_at,
     token_info,
 )
 
@@ -293,7 +293,7 @@ def _clause_commits(
             after_comma = True
             continue
         label, _key, opener = token_info(word)
-        if word == "no" and english_no(clause[index + 1] if index + 1 < len(clause) else ""):
+        if word == "no" and english_no_at(clause, index):
             label, opener = "NEG", "n_"  # "no one will call" (Portuguese "no" is "em" + "o")
         elif label == "WAS" and _errand(clause, index):
             # "o Betão foi buscar no depósito": gone to do it, under way (like a gerund).

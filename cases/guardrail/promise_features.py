@@ -37,7 +37,8 @@ import re
 from functools import lru_cache
 
 from .lexicon import HUM_CORE_NOUNS, HUM_EXT_NOUNS, NAMES, PEOPLE_EXTRA
-from .promise_names import fold_marked
+from .normalize import fold
+from .promise_names import mark_names
 from .promise_words import (
     DAYS,
     EMOTIONS,
@@ -231,7 +232,7 @@ def message_sentences(folded: str) -> list[tuple[list[str], bool]]:
         sentences.append((tokens, False))
     for words, _question in sentences:
         for i, word in enumerate(words):
-            if word == "no" and english_no(words[i + 1] if i + 1 < len(words) else ""):
+            if word == "no" and english_no_at(words, i):
                 words[i] = "none"
     for i in range(len(sentences) - 1):
         words, question = sentences[i]
@@ -247,8 +248,9 @@ ENGLISH_NO_NEXT = frozenset(
 )
 
 
-def english_no(following: str) -> bool:
-    """Whether a "no" followed by the token ``following`` ("" at the end) is English "no"."""
+def english_no_at(tokens: list[str], index: int) -> bool:
+    """Whether the "no" at ``tokens[index]`` is English "no", by the token after it."""
+    following = tokens[index + 1] if index + 1 < len(tokens) else ""
     return following in ENGLISH_NO_NEXT
 
 
@@ -392,7 +394,12 @@ def _is_tag_question(tokens: list[str]) -> bool:
 KNOWN_WORDS: frozenset[str] = frozenset((*_FUNCTION_WORDS, *_WORD_CLASSES, *PEOPLE, *NAMES))
 
 
+def marked_for_features(original: str, folded: str) -> str:
+    """``folded`` (``fold(original)``) as the learned stage and the commitment cue read it:
+    unknown proper names marked (``promise_names``; the rules read the plain fold)."""
+    return mark_names(original, folded, KNOWN_WORDS)
+
+
 def fold_for_features(original: str) -> str:
-    """The folded text the learned stage and the commitment cue read: ``fold`` with unknown
-    proper names marked (``promise_names``; the rules read the plain fold)."""
-    return fold_marked(original, KNOWN_WORDS)
+    """``fold`` then ``marked_for_features``."""
+    return marked_for_features(original, fold(original))

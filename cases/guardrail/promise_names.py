@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import re
 
-from .normalize import fold
-
 NAME_MARK = "fulano"
 
 # A capitalised word after a space. Scanning capitals first keeps the common message (one
@@ -104,7 +102,3 @@ def mark_names(original: str, folded: str, known: frozenset[str]) -> str:
         return folded
     pieces.append(folded[last:])
     return "".join(pieces)
-
-
-def fold_marked(original: str, known: frozenset[str]) -> str:
-    return mark_names(original, fold(original), known)
