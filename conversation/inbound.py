@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -181,6 +182,13 @@ def _known_lookup(
 _KNOWN = CompiledQuery(_known_lookup, (uuid.UUID(int=1), uuid.UUID(int=2), "+0", "sample-id"))
 
 
+def _message_times(*, inbound: bool) -> dict[str, datetime]:
+    """The conversation's columns a new message moves: its last message, and its last inbound
+    one when the customer wrote it."""
+    now = timezone.now()
+    return {"last_message_at": now, "last_inbound_at": now} if inbound else {"last_message_at": now}
+
+
 def _conversation_of(
     channel: ChannelSession, inbound: InboundMessage
 ) -> tuple[Conversation | None, bool]:
@@ -205,12 +213,11 @@ def _conversation_of(
         defaults={"name": inbound.from_name[:120]},
     )
     if created:
-        now = timezone.now()
-        times = {"last_message_at": now}
-        if not inbound.from_me:
-            times["last_inbound_at"] = now
         conversation = Conversation.objects.create(
-            organization_id=channel.organization_id, channel=channel, contact=contact, **times
+            organization_id=channel.organization_id,
+            channel=channel,
+            contact=contact,
+            **_message_times(inbound=not inbound.from_me),
         )
         return conversation, True
     if _already_stored(channel.pk, inbound.provider_message_id).exists():
@@ -252,13 +259,10 @@ def _store_inbound(
         result.duplicates += 1
         return None
     if not fresh:
-        now = timezone.now()
-        conversation.last_message_at = now
-        fields = ["last_message_at"]
-        if direction == Direction.INBOUND:
-            conversation.last_inbound_at = now
-            fields.append("last_inbound_at")
-        conversation.save(update_fields=fields)
+        times = _message_times(inbound=direction == Direction.INBOUND)
+        for field, value in times.items():
+            setattr(conversation, field, value)
+        conversation.save(update_fields=list(times))
     result.stored += 1
     log.info(
         "inbound stored",
