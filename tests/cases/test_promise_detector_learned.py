@@ -157,8 +157,8 @@ HELDOUT_R23 = load_round_4("heldout_r23.json")
 HELDOUT_R24 = load_round_4("heldout_r24.json")
 HELDOUT_R25 = load_round_4("heldout_r25.json")
 # Round 15, written blind with the policy only (no list of hard kinds): r26 was read once, on
-# detector 19, and never tuned on; r27 is reserved unread for the next round (only the
-# no-overlap test reads it).
+# detector 19, and never tuned on; r27 was reserved unread until round 16, which read it once
+# on detector 19 (local 0.978 / 0.88, share 0.14; one promise with no case with the check on).
 HELDOUT_R26 = load_round_4("heldout_r26.json")
 HELDOUT_R27 = load_round_4("heldout_r27.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
