@@ -41,7 +41,9 @@ What runs, all on 127.0.0.1, all stopped by the bench (``--max-seconds`` is a ha
 Phases: warm-up; closed loop — ``--conversations`` customers, each sends a line, waits for
 the reply, sends the next (burst window 0), for ``--duration`` s; then webhook acks at
 ``--ack-rate`` req/s open loop, first with the workers paused (the web tier alone), then
-with them running (draining what the first part queued).
+with them running (draining what the first part queued), the web server given the CPU
+before the workers and their PostgreSQL backends (``ingress_first``; needs root for the
+backends, and ``--equal-priority`` leaves them all alike).
 
 Prints JSON lines {"name", "value", "unit", "n"}: first machine_python_loop_2m_cpu (how fast
 the machine runs Python today, before anything starts: read every figure beside it),
@@ -639,6 +641,12 @@ def parse_args() -> argparse.Namespace:
     )
     add("--ack-rate", type=float, default=200.0)
     add("--ack-seconds", type=float, default=10.0)
+    add(
+        "--equal-priority",
+        action="store_true",
+        help="leave the web server and the workers at the same CPU priority while the acks "
+        "meet the workers' backlog (the default gives the web server the CPU first)",
+    )
     add("--reply-timeout", type=float, default=30.0)
     add("--db-name", default="retaguarda_load")
     add("--pg-port", type=int, default=5432)
@@ -764,6 +772,7 @@ def main() -> None:
             "BIND": f"127.0.0.1:{web_port}",
             "WEB_CONCURRENCY": str(args.web_workers),
             "WEB_THREADS": str(args.web_threads),
+            "DATABASE_APPLICATION_NAME": "retaguarda-web",
         }
         if not args.no_db_pool:
             web_env["DB_POOL_MAX_SIZE"] = str(args.web_threads)
@@ -919,7 +928,10 @@ def main() -> None:
             for process in workers:
                 _signal_group(process, signal.SIGCONT)
         busy_lines = [Line(line.channel_id, "5531" + line.phone[4:]) for line in ack_lines]
-        busy, failed_busy, _ = open_loop(web_port, busy_lines, args.ack_rate, args.ack_seconds)
+        priority = {} if args.equal_priority else ingress_first(procs, owner_url)
+        busy, failed_busy, busy_at = open_loop(
+            web_port, busy_lines, args.ack_rate, args.ack_seconds
+        )
         emit(
             "webhook_ack_sequential_p50_ms",
             percentile(first_time, 50),
@@ -948,23 +960,76 @@ def main() -> None:
             ("_web_only", alone, failed_alone),
         ):
             extra = {"rate_per_s": args.ack_rate, "non_200_or_dropped": failed}
+            if not name:
+                extra["ingress_priority"] = priority or "equal"
             emit(f"webhook_ack_p50_ms{name}", percentile(values, 50), "ms", len(values), **extra)
             emit(f"webhook_ack_p99_ms{name}", percentile(values, 99), "ms", len(values), **extra)
-        # Where the web tier's tail comes from: the p99 of each second of the phase (a stall
-        # shows as one or two slow seconds; a saturated tier as every second slow).
-        by_second: dict[int, list[float]] = {}
-        for at, ms in zip(alone_at, alone, strict=True):
-            by_second.setdefault(int(at), []).append(ms)
-        seconds_p99 = [round(percentile(by_second[k], 99), 1) for k in sorted(by_second)]
-        emit(
-            "webhook_ack_p99_ms_web_only_worst_second",
-            max(seconds_p99, default=0.0),
-            "ms",
-            len(alone),
-            by_second=seconds_p99,
-        )
+        # Where a tail comes from: the p99 of each second of the phase (a stall shows as one
+        # or two slow seconds; a saturated tier as every second slow).
+        for name, values, at in (("", busy, busy_at), ("_web_only", alone, alone_at)):
+            seconds_p99 = _p99_by_second(values, at)
+            emit(
+                f"webhook_ack_p99_ms{name}_worst_second",
+                max(seconds_p99, default=0.0),
+                "ms",
+                len(values),
+                by_second=seconds_p99,
+            )
         print(json.dumps({"logs": str(procs.logs)}), file=sys.stderr)
         stop_all()  # before the pooler and the fake model go away
+
+
+def _p99_by_second(values: list[float], at: list[float]) -> list[float]:
+    by_second: dict[int, list[float]] = {}
+    for second, ms in zip(at, values, strict=True):
+        by_second.setdefault(int(second), []).append(ms)
+    return [round(percentile(by_second[k], 99), 1) for k in sorted(by_second)]
+
+
+# The customer-facing ingress first, the backlog with what is left (README "Capacity": on a
+# shared machine, give the web server the CPU before the workers, e.g. systemd CPUWeight=).
+# Each process the bench starts leads its own session, and Linux shares the CPU between
+# sessions ("autogroups") before it looks at a process's nice value, so the weights go on the
+# autogroups; the workers' PostgreSQL backends (found by application_name) share the server's
+# autogroup with the web's and get the same low weight inside it.
+WEB_AUTOGROUP_NICE = -10
+WORKER_NICE = 19
+
+
+def ingress_first(procs: Procs, owner_url: str) -> dict[str, object]:
+    """Give the web server the CPU before the workers and their database backends; returns
+    what was set (printed with the figures it shapes). Needs root for the web's weight and
+    the backends (owned by postgres); without it, says what it could not set."""
+    done: dict[str, object] = {}
+
+    def autogroup(pid: int, nice: int) -> bool:
+        try:
+            Path(f"/proc/{pid}/autogroup").write_text(str(nice))
+        except OSError:
+            return False
+        return True
+
+    if procs.web is not None:
+        done["web_autogroup_nice"] = (
+            WEB_AUTOGROUP_NICE if autogroup(procs.web.pid, WEB_AUTOGROUP_NICE) else 0
+        )
+    workers = [*procs.turns, *procs.outbox]
+    set_ = sum(autogroup(process.pid, WORKER_NICE) for process in workers)
+    done["worker_autogroups_at_nice_19"] = f"{set_}/{len(workers)}"
+    import psycopg
+
+    with psycopg.connect(owner_url.replace("postgres://", "postgresql://", 1)) as db:
+        rows = db.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name IN (%s, %s)",
+            ("retaguarda-turns", "retaguarda-outbox"),
+        ).fetchall()
+    reniced = 0
+    for (pid,) in rows:
+        with suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, WORKER_NICE)
+            reniced += 1
+    done["worker_db_backends_at_nice_19"] = f"{reniced}/{len(rows)}"
+    return done
 
 
 def flush_redis_list(redis_url: str) -> None:

@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DJANGO_ENV=${DJANGO_ENV:-production}
 export DJANGO_SETTINGS_MODULE=config.settings
+# Its database connections, by name in pg_stat_activity.
+export DATABASE_APPLICATION_NAME=${DATABASE_APPLICATION_NAME:-retaguarda-web}
 if [ "${SKIP_SETUP:-0}" != "1" ]; then
   bash scripts/setup.sh
 fi

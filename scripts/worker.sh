@@ -75,9 +75,11 @@ case "$KIND" in
 esac
 
 cmd+=("$@")
+# Its database connections, by name in pg_stat_activity (retaguarda-turns, -outbox, ...).
+export DATABASE_APPLICATION_NAME=${DATABASE_APPLICATION_NAME:-retaguarda-$KIND}
 if [ "$PRINT" = "1" ]; then
-  prefix=""
-  [ "$KIND" != "beat" ] && prefix="DB_POOL_MAX_SIZE=$DB_POOL_MAX_SIZE "
+  prefix="DATABASE_APPLICATION_NAME=$DATABASE_APPLICATION_NAME "
+  [ "$KIND" != "beat" ] && prefix="${prefix}DB_POOL_MAX_SIZE=$DB_POOL_MAX_SIZE "
   printf '%s%s\n' "$prefix" "${cmd[*]}"
   exit 0
 fi

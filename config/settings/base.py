@@ -103,6 +103,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "accounts.db"
     if DATABASE_APP_ROLE:
         DATABASES["default"].setdefault("OPTIONS", {})["assume_role"] = DATABASE_APP_ROLE
+    # Which process holds a connection, in pg_stat_activity and the server's logs:
+    # scripts/serve.sh and scripts/worker.sh name theirs (retaguarda-web, retaguarda-turns...).
+    if DATABASE_APPLICATION_NAME := env.str("DATABASE_APPLICATION_NAME", default=""):
+        DATABASES["default"].setdefault("OPTIONS", {})["application_name"] = (
+            DATABASE_APPLICATION_NAME
+        )
     # Prepared statements: the hot path runs the same few statements all day, and each one
     # parsed and planned anew is a large share of PostgreSQL's CPU per turn. With this on, psycopg
     # binds parameters server-side and prepares a statement on a connection once it has run

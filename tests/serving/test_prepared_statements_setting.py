@@ -46,3 +46,12 @@ def test_the_knob_binds_server_side_and_prepares_after_five_runs() -> None:
 def test_the_knob_leaves_sqlite_alone() -> None:
     options = _options("sqlite:////tmp/retaguarda-knob.sqlite3", DB_PREPARED_STATEMENTS="1")
     assert "server_side_binding" not in options and "prepare_threshold" not in options
+
+
+def test_each_process_names_its_database_connections_for_pg_stat_activity() -> None:
+    # scripts/serve.sh and scripts/worker.sh set it (retaguarda-web, retaguarda-turns...);
+    # bench/load.py finds the workers' backends by it.
+    assert _options(POSTGRES, DATABASE_APPLICATION_NAME="retaguarda-turns")["application_name"] == (
+        "retaguarda-turns"
+    )
+    assert "application_name" not in _options(POSTGRES)

@@ -16,7 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _printed(kind: str, **env: str) -> list[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("CELERY_", "DB_POOL"))}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CELERY_", "DB_POOL", "DATABASE_APPLICATION"))
+    }
     result = subprocess.run(
         ["bash", str(ROOT / "scripts" / "worker.sh"), "--print", kind],
         capture_output=True,
@@ -40,20 +44,22 @@ def test_the_turns_worker_runs_threads_with_a_pool_sized_to_them() -> None:
         "64",
         "turns",
     )
-    assert words[0] == "DB_POOL_MAX_SIZE=64"
+    assert words[:2] == ["DATABASE_APPLICATION_NAME=retaguarda-turns", "DB_POOL_MAX_SIZE=64"]
 
 
 def test_the_outbox_worker_runs_threads() -> None:
     words = _printed("outbox")
     assert (_option(words, "-P"), _option(words, "-Q")) == ("threads", "outbox")
-    assert words[0] == f"DB_POOL_MAX_SIZE={_option(words, '-c')}"
+    assert words[1] == f"DB_POOL_MAX_SIZE={_option(words, '-c')}"
+    # its connections, by name in pg_stat_activity (bench/load.py finds them by it)
+    assert words[0] == "DATABASE_APPLICATION_NAME=retaguarda-outbox"
 
 
 def test_the_bulk_worker_is_prefork_without_a_pool_and_takes_the_default_queue() -> None:
     words = _printed("bulk", BULK_CONCURRENCY="3")
     assert (_option(words, "-P"), _option(words, "-c")) == ("prefork", "3")
     assert _option(words, "-Q").split(",") == ["bulk", "retaguarda"]
-    assert words[0] == "DB_POOL_MAX_SIZE=0"  # Celery closes a pool after every prefork task
+    assert words[1] == "DB_POOL_MAX_SIZE=0"  # Celery closes a pool after every prefork task
 
 
 def test_beat_is_its_own_process_and_runs_no_tasks() -> None:
