@@ -22,6 +22,7 @@ from .promise_features import (
     english_no_at,
     token_info,
 )
+from .promise_rules_fleet import FLEET_WORDS
 
 __all__ = [
     "ACTOR_CLASSES",
@@ -68,9 +69,7 @@ HABITUAL = re.compile(
 
 # The business's own vehicles: "sai amanhã no nosso caminhão", "vai na próxima van" put one of
 # its drivers to work for the customer (an outside carrier's truck is shipping status).
-_FLEET = frozenset(
-    ("caminhao", "caminhaozinho", "carro", "van", "moto", "kombi", "furgao", "caminhonete")
-)
+_FLEET = frozenset(FLEET_WORDS)
 _FLEET_LEFT = frozenset(("nosso", "nossa", "proximo", "proxima"))
 
 # Sentences worth the clause-level reading of ``commitment_cue``: an actor class stands in the

@@ -134,6 +134,7 @@ _THIRD_PARTY_RULES = frozenset(
         "human_was_alerted",
         "passive_will_be_handled",
         "customer_will_be_contacted",
+        "own_vehicle_delivery",
     }
 )
 # "When X happens": the customer reporting back ("me avisa") means nobody else acts.

@@ -351,11 +351,14 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R24, 0.25),
         # r26: read once on detector 19 (local 1.0 / 0.98, share 0.17).
         (HELDOUT_R26, MODEL_CHECK_SHARE_CEILING),
+        # r27: read once on detector 19 (0.14, one promise with no case), then rules 20.
+        (HELDOUT_R27, MODEL_CHECK_SHARE_CEILING),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
+        "heldout_r27",
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(

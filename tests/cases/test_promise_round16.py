@@ -1,0 +1,86 @@
+"""Round 16 of the promise detector (rules 20), from the first reading of the blind set r27: a
+delivery "no nosso utilitário" reached the customer with no case with the model check on (the
+commitment cue knew no "utilitário"), and every other delivery on the business's own vehicle
+was only sent to the check, since the learned stage's corpus has none. The policy (round 15)
+counts such a delivery a promise: one of the business's drivers has still to act.
+
+Every message here was written for this test and is in no corpus or measurement set. The
+oracle is the policy at the top of ``cases/guardrail/promise.py``, not the detector.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cases.guardrail.promise import assess_promise, detect_rule_promise
+from cases.guardrail.promise_rules_fleet import FLEET_WORDS
+
+OWN_VEHICLE_PROMISES = [
+    "O sofá vai no nosso caminhão na quinta de manhã.",
+    "Sua geladeira sai amanhã cedo no nosso caminhão, entre 8h e 12h.",
+    "Nossa van passa aí pra buscar o notebook amanhã à tarde.",
+    "As telhas seguem no nosso caminhão ainda hoje 🚚",
+    "o gás vai na nossa moto daqui uns 30 min",
+    "Seu pedido vai no próximo carro de entrega, lá pelas 15h.",
+    "A nossa Fiorino leva as caixas pra você na segunda.",
+    "Os móveis vão pela nossa carreta na semana que vem.",
+    "Nosso caminhão chega aí às 7h com a caçamba.",
+    "Seu botijão sai na próxima moto, coisa de 20 minutos.",
+    "Entregamos com o nosso utilitário na sexta, antes do meio-dia.",
+    "Nossa picape leva o material na obra amanhã cedo.",
+]
+
+# Not promises: a habit or a standing fact about the fleet, the past, an outside carrier, the
+# house's "carro-chefe", an offer or a question, a negation, a price.
+NOT_OWN_VEHICLE_PROMISES = [
+    "Nossa van faz entregas no seu bairro toda terça e quinta.",
+    "Nossa van sempre passa no centro às 10h.",
+    "Nosso caminhão está na oficina esta semana.",
+    "O pedido saiu ontem no nosso caminhão e já foi entregue.",
+    "Seu pedido vai pela transportadora e chega em 5 dias úteis.",
+    "Nosso carro-chefe é a feijoada de sábado!",
+    "Nosso carro chefe vai ser o combo família no fim de semana.",
+    "Você pode retirar na loja ou pedir entrega pela nossa van, o que prefere?",
+    "Infelizmente não vai dar pra ir no nosso caminhão hoje, ele está lotado.",
+    "Nossa moto de entrega só roda de segunda a sábado.",
+    "O frete no nosso caminhão custa R$ 80 para o seu CEP.",
+    "Quer que mande no nosso caminhão ou prefere buscar?",
+    "A entrega no nosso caminhão é gratuita acima de R$ 500.",
+    "Se quiser, o pedido vai no nosso caminhão amanhã; é só confirmar.",
+]
+
+
+@pytest.mark.parametrize("text", OWN_VEHICLE_PROMISES)
+def test_a_delivery_on_the_business_s_own_vehicle_is_a_promise_found_locally(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == "own_vehicle_delivery", text
+    assessment = assess_promise(text)
+    assert assessment.promise and not assessment.uncertain
+
+
+@pytest.mark.parametrize("text", NOT_OWN_VEHICLE_PROMISES)
+def test_the_fleet_rule_leaves_habits_facts_offers_and_the_past_alone(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != "own_vehicle_delivery", text
+
+
+@given(
+    vehicle=st.sampled_from([w for w in FLEET_WORDS if w != "carro"]),
+    verb=st.sampled_from(["vai", "sai", "segue", "vão", "saem"]),
+    when=st.sampled_from(["amanhã", "na sexta", "hoje à tarde", "às 9h", "semana que vem"]),
+    habit=st.sampled_from(["toda semana", "todas as terças", "sempre cedo", "normalmente às 8h"]),
+)
+def test_a_habit_anywhere_after_the_vehicle_takes_the_fleet_rule_back(
+    vehicle: str, verb: str, when: str, habit: str
+) -> None:
+    # The same sentence is a promise with a time ahead and a standing fact with a habit.
+    ours = (
+        "nossa" if vehicle in ("van", "vanzinha", "moto", "picape", "carreta", "kombi") else "nosso"
+    )
+    head = f"O pedido {verb} {'na' if ours == 'nossa' else 'no'} {ours} {vehicle}"
+    promise = detect_rule_promise(f"{head} {when}.")
+    assert promise is not None and promise.rule_id == "own_vehicle_delivery"
+    habitual = detect_rule_promise(f"{head} {habit}.")
+    assert habitual is None or habitual.rule_id != "own_vehicle_delivery"
