@@ -22,7 +22,7 @@ from .promise_features import (
     english_no_at,
     token_info,
 )
-from .promise_rules_fleet import FLEET_WORDS
+from .promise_rules_dispatch import FLEET_WORDS
 
 __all__ = [
     "ACTOR_CLASSES",

@@ -78,8 +78,8 @@ from .lexicon import (
     ralt,
 )
 from .promise_rule_types import Branch, Rule, first_token, first_tokens, tail
+from .promise_rules_dispatch import DISPATCH_RULES
 from .promise_rules_en import EN_RULES
-from .promise_rules_fleet import FLEET_RULES
 from .promise_rules_pending import PENDING_RULES
 
 _INTENT_TAILS = (
@@ -354,7 +354,7 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     *PENDING_RULES,
-    *FLEET_RULES,
+    *DISPATCH_RULES,
     # "Vao te chamar por aqui", "Devem entrar em contato ainda hoje": a subjectless plural at
     # the start of a sentence is the business's people ("os Correios vao..." has a subject).
     Rule(

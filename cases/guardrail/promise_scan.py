@@ -135,6 +135,7 @@ _THIRD_PARTY_RULES = frozenset(
         "passive_will_be_handled",
         "customer_will_be_contacted",
         "own_vehicle_delivery",
+        "staff_comes_at_a_time",
     }
 )
 # "When X happens": the customer reporting back ("me avisa") means nobody else acts.

@@ -2,7 +2,9 @@
 delivery "no nosso utilitário" reached the customer with no case with the model check on (the
 commitment cue knew no "utilitário"), and every other delivery on the business's own vehicle
 was only sent to the check, since the learned stage's corpus has none. The policy (round 15)
-counts such a delivery a promise: one of the business's drivers has still to act.
+counts such a delivery a promise: one of the business's drivers has still to act. The same
+reading found a crew that "chega às 7h do dia 15" only sent to the check: a person of the
+business coming on a day ahead, in the present, is now a rule too.
 
 Every message here was written for this test and is in no corpus or measurement set. The
 oracle is the policy at the top of ``cases/guardrail/promise.py``, not the detector.
@@ -15,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cases.guardrail.promise import assess_promise, detect_rule_promise
-from cases.guardrail.promise_rules_fleet import FLEET_WORDS
+from cases.guardrail.promise_rules_dispatch import FLEET_WORDS
 
 OWN_VEHICLE_PROMISES = [
     "O sofá vai no nosso caminhão na quinta de manhã.",
@@ -84,3 +86,46 @@ def test_a_habit_anywhere_after_the_vehicle_takes_the_fleet_rule_back(
     assert promise is not None and promise.rule_id == "own_vehicle_delivery"
     habitual = detect_rule_promise(f"{head} {habit}.")
     assert habitual is None or habitual.rule_id != "own_vehicle_delivery"
+
+
+# --- a person of the business who comes or acts at a day ahead, in the present ------------
+
+STAFF_AT_A_TIME_PROMISES = [
+    "Nossa equipe chega às 7h amanhã.",
+    "O técnico chega às 14h na quinta.",
+    "O montador passa aí amanhã às 9h.",
+    "A equipe de instalação chega na sexta de manhã.",
+    "O eletricista vem amanhã às 8h.",
+    "Os carregadores chegam amanhã às 7h.",
+    "O motoboy leva seu pedido daqui a 20 min.",
+    "O técnico da nossa equipe passa aí na sexta-feira entre 8h e 12h.",
+]
+# A schedule with no day, a habit, an outside carrier, the past, a negation, a condition, an
+# offer, an instruction, a person's own news.
+NOT_STAFF_AT_A_TIME_PROMISES = [
+    "A equipe chega às 7h para abrir a loja.",
+    "O técnico chega às 8h todos os dias.",
+    "O técnico sempre passa na quinta.",
+    "O consultor liga para os clientes toda segunda.",
+    "O entregador da transportadora passa aí amanhã.",
+    "O técnico chegou ontem e já resolveu.",
+    "O técnico não vem amanhã, ele está de folga.",
+    "Se o técnico vem amanhã, você precisa estar em casa?",
+    "Quer que o técnico passe aí amanhã?",
+    "O gerente volta de férias dia 15.",
+    "Já falei com a equipe e eles confirmaram que a entrega é amanhã, como previsto.",
+]
+
+
+@pytest.mark.parametrize("text", STAFF_AT_A_TIME_PROMISES)
+def test_a_person_of_the_business_coming_on_a_day_ahead_is_a_promise_found_locally(
+    text: str,
+) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == "staff_comes_at_a_time", text
+
+
+@pytest.mark.parametrize("text", NOT_STAFF_AT_A_TIME_PROMISES)
+def test_the_staff_rule_leaves_schedules_habits_carriers_and_conditions_alone(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != "staff_comes_at_a_time", text

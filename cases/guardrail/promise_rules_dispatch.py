@@ -1,0 +1,108 @@
+"""Rules of the promise detector for the business's people and vehicles sent to the customer:
+a delivery on its own vehicle ("o sofá vai no nosso caminhão na quinta", "nossa van passa aí
+amanhã"), which the policy (``promise``, round 15) counts a promise since one of its drivers
+has still to act, and a person of the business who comes or acts at a time ahead, in the
+present ("o técnico chega às 14h na quinta", "os montadores vêm amanhã"). An outside
+carrier's vehicle and an order that "sai hoje" with no person or vehicle named stay order
+status; a habit ("toda terça", "sempre") is a fact about the business. Spliced into
+``promise_rules.RULES`` after the pending rules."""
+
+from __future__ import annotations
+
+from .lexicon import FIELD_STAFF_LEADS, SUBJ_GAP, SUBJECT_LEADS, WORD_END, alt
+from .promise_rule_types import Branch, Rule
+
+# The business's vehicles, folded. "carro" only when it is not the house's "carro-chefe".
+FLEET_WORDS: tuple[str, ...] = (
+    *("caminhao", "caminhaozinho", "caminhonete", "carreta", "carro", "furgao", "kombi"),
+    *("moto", "picape", "utilitario", "van", "vanzinha", "fiorino", "veiculo"),
+)
+_FLEET = rf"{alt(FLEET_WORDS)}{WORD_END}(?![\s-]+chefe)"
+_OURS = r"(?:nosso|nossa|proxim[oa]|nosso\s+proximo|nossa\s+proxima)"
+# A habit or a standing fact about the fleet, anywhere later in the sentence: "nossa van
+# passa no seu bairro toda terça", "sempre sai às 10h".
+_HABIT = (
+    r"(?:toda|todas|todo|todos|sempre|geralmente|normalmente|costuma|costumam|so\s+roda"
+    r"|so\s+sai)(?![a-z0-9])"
+)
+_NOT_HABIT = rf"(?![^.!?;\n]*(?<![a-z0-9]){_HABIT})"
+
+# Presents of coming to the customer or acting for them, singular and plural; never
+# "atende", "abre", "funciona" (hours and facts), nor "entrega" (most often the noun).
+_COMES = alt(
+    (
+        *("chega", "chegam", "vem", "vem ai", "vao ai", "passa", "passam", "passa ai"),
+        *("leva", "levam", "traz", "trazem", "busca", "buscam", "entregam"),
+        *("instala", "instalam", "monta", "montam", "devolve", "devolvem", "faz", "fazem"),
+        *("troca", "trocam", "conserta", "consertam", "visita", "visitam", "comeca", "comecam"),
+        *("liga", "ligam", "te liga", "te ligam", "retorna", "retornam", "manda", "mandam"),
+        *("envia", "enviam", "resolve", "resolvem", "recolhe", "recolhem", "retira", "retiram"),
+    )
+)
+_MORE_STAFF = ("carregador", "carregadores", "pintor", "pintores", "pedreiro", "pedreiros")
+# A time ahead that names a day: "amanhã", "na quinta", "no sábado", "dia 15", "semana que
+# vem", "até domingo", "hoje à tarde", "daqui a 20 min".
+_WEEKDAY = r"(?:segunda|terca|quarta|quinta|sexta)(?:-?feira)?"
+_DAY_AHEAD = (
+    r"(?:amanha|depois\s+de\s+amanha|ainda\s+hoje|hoje\s+(?:a\s+tarde|a\s+noite|mais\s+tarde)"
+    rf"|(?:na|nesta|nessa|proxima|ate)\s+{_WEEKDAY}|(?:no|neste|nesse|proximo|ate)\s+"
+    r"(?:sabado|domingo)|dia\s+[0-9]{1,2}|semana\s+que\s+vem|daqui\s+a|em\s+[0-9]+\s*min)"
+)
+
+DISPATCH_RULES: tuple[Rule, ...] = (
+    Rule(
+        "own_vehicle_delivery",
+        (
+            # "vai no nosso caminhão", "sai amanhã cedo na próxima moto", "entregamos com o
+            # nosso utilitário": the thing travels on the business's vehicle.
+            Branch(
+                (
+                    *("vai", "vao", "sai", "saem", "segue", "seguem", "desce", "descem"),
+                    # Not "entrega", most often the noun ("a entrega no nosso caminhão é...").
+                    *("leva", "levam", "levamos", "entregam", "entregamos"),
+                    *("embarca", "embarcam", "mandamos", "enviamos", "despachamos"),
+                ),
+                r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|com\s+[oa])\s+"
+                + _OURS
+                + r"\s+"
+                + _FLEET
+                + _NOT_HABIT,
+            ),
+            # "nossa van passa aí amanhã", "o nosso caminhão chega às 7h": the vehicle comes.
+            Branch(
+                ("nosso", "nossa"),
+                r"\s+"
+                + _FLEET
+                + rf"(?:\s+(?!{_HABIT})[a-z]+){{0,2}}?\s+"
+                + r"(?:passa|passam|chega|chegam|leva|levam|entrega|vai|sai|busca|recolhe"
+                r"|retira|volta|descarrega)" + WORD_END + _NOT_HABIT,
+            ),
+        ),
+    ),
+    # "o técnico chega às 14h na quinta", "a equipe de montagem vem amanhã cedo", "os
+    # carregadores chegam dia 15": a person of the business, a present of coming or acting
+    # and, in the same clause, a time ahead that names a day (a clock time alone is too
+    # often a schedule: "a equipe chega às 7h").
+    Rule(
+        "staff_comes_at_a_time",
+        (
+            Branch(
+                (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF),
+                # Not an outside carrier's ("o entregador da transportadora"), nor "eles"
+                # after a past ("eles chegaram"): the subject leads the clause.
+                r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
+                + _NOT_HABIT
+                + SUBJ_GAP
+                + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}"
+                + rf"(?=[^.!?;\n]*?(?<![a-z0-9]){_DAY_AHEAD}(?![a-z0-9]))",
+                # Not a complement ("o telefone do técnico"), nor a condition ("se o técnico
+                # vem amanhã, ...").
+                before=r"(?<!\bd[aoe]\s)(?<!\bd[ao]s\s)"
+                + "".join(
+                    rf"(?<!\b{c}\s{d}\s)" for c in ("se", "caso") for d in ("o", "a", "os", "as")
+                )
+                + r"(?<!\bse\s)(?<!\bcaso\s)",
+            ),
+        ),
+    ),
+)
