@@ -9,7 +9,7 @@ status; a habit ("toda terça", "sempre") is a fact about the business. Spliced 
 
 from __future__ import annotations
 
-from .lexicon import FIELD_STAFF_LEADS, SUBJ_GAP, SUBJECT_LEADS, WORD_END, alt
+from .lexicon import FIELD_STAFF_LEADS, PEOPLE_EXTRA, SUBJ_GAP, SUBJECT_LEADS, WORD_END, alt
 from .promise_rule_types import Branch, Rule
 
 # The business's vehicles, folded. "carro" only when it is not the house's "carro-chefe".
@@ -37,16 +37,28 @@ _COMES = alt(
         *("troca", "trocam", "conserta", "consertam", "visita", "visitam", "comeca", "comecam"),
         *("liga", "ligam", "te liga", "te ligam", "retorna", "retornam", "manda", "mandam"),
         *("envia", "enviam", "resolve", "resolvem", "recolhe", "recolhem", "retira", "retiram"),
+        *("reembolsa", "reembolsam", "agenda", "agendam", "analisa", "analisam", "confirma"),
+        *("confirmam", "corrige", "corrigem", "prepara", "preparam", "separa", "separam"),
+        *("emite", "emitem", "providencia", "providenciam", "finaliza", "finalizam"),
+        *("conclui", "concluem", "avalia", "avaliam", "verifica", "verificam", "revisa"),
+        *("revisam", "ajusta", "ajustam", "libera", "liberam", "responde", "respondem"),
+        *("refaz", "refazem", "reenvia", "reenviam", "encaminha", "encaminham"),
     )
 )
-_MORE_STAFF = ("carregador", "carregadores", "pintor", "pintores", "pedreiro", "pedreiros")
+# The people the learned stage reads as such, Portuguese ones (the verbs are).
+_MORE_STAFF = (
+    *(word for word in PEOPLE_EXTRA if word not in SUBJECT_LEADS),
+    *("carregador", "carregadores", "pintores", "pedreiros"),
+)
 # A time ahead that names a day: "amanhã", "na quinta", "no sábado", "dia 15", "semana que
 # vem", "até domingo", "hoje à tarde", "daqui a 20 min".
 _WEEKDAY = r"(?:segunda|terca|quarta|quinta|sexta)(?:-?feira)?"
 _DAY_AHEAD = (
     r"(?:amanha|depois\s+de\s+amanha|ainda\s+hoje|hoje\s+(?:a\s+tarde|a\s+noite|mais\s+tarde)"
     rf"|(?:na|nesta|nessa|proxima|ate)\s+{_WEEKDAY}|(?:no|neste|nesse|proximo|ate)\s+"
-    r"(?:sabado|domingo)|dia\s+[0-9]{1,2}|semana\s+que\s+vem|daqui\s+a|em\s+[0-9]+\s*min)"
+    r"(?:sabado|domingo)|dia\s+[0-9]{1,2}|semana\s+que\s+vem|daqui\s+a|em\s+[0-9]+\s*min"
+    r"|n[ao]\s+proxim[ao]\s+(?:visita|revisao|fatura|semana|mes|entrega|segunda|terca|quarta"
+    r"|quinta|sexta|sabado|domingo)|ate\s+(?:o\s+)?fi(?:m|nal)\s+do\s+dia)"
 )
 
 DISPATCH_RULES: tuple[Rule, ...] = (

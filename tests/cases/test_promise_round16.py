@@ -99,6 +99,8 @@ STAFF_AT_A_TIME_PROMISES = [
     "Os carregadores chegam amanhã às 7h.",
     "O motoboy leva seu pedido daqui a 20 min.",
     "O técnico da nossa equipe passa aí na sexta-feira entre 8h e 12h.",
+    "A professora corrige as provas na semana que vem.",
+    "A enfermeira separa as luvas na próxima visita.",
 ]
 # A schedule with no day, a habit, an outside carrier, the past, a negation, a condition, an
 # offer, an instruction, a person's own news.
@@ -114,6 +116,9 @@ NOT_STAFF_AT_A_TIME_PROMISES = [
     "Quer que o técnico passe aí amanhã?",
     "O gerente volta de férias dia 15.",
     "Já falei com a equipe e eles confirmaram que a entrega é amanhã, como previsto.",
+    "A professora corrige as provas toda semana.",
+    "A secretaria confirma as consultas até as 17h do dia anterior.",
+    "O financeiro libera os pagamentos até as 15h.",
 ]
 
 
