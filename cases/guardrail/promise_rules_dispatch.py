@@ -43,6 +43,7 @@ _COMES = alt(
         *("conclui", "concluem", "avalia", "avaliam", "verifica", "verificam", "revisa"),
         *("revisam", "ajusta", "ajustam", "libera", "liberam", "responde", "respondem"),
         *("refaz", "refazem", "reenvia", "reenviam", "encaminha", "encaminham"),
+        *("volta", "voltam", "vem buscar", "vem trazer"),
     )
 )
 # The people the learned stage reads as such, Portuguese ones (the verbs are).
@@ -56,9 +57,27 @@ _WEEKDAY = r"(?:segunda|terca|quarta|quinta|sexta)(?:-?feira)?"
 _DAY_AHEAD = (
     r"(?:amanha|depois\s+de\s+amanha|ainda\s+hoje|hoje\s+(?:a\s+tarde|a\s+noite|mais\s+tarde)"
     rf"|(?:na|nesta|nessa|proxima|ate)\s+{_WEEKDAY}|(?:no|neste|nesse|proximo|ate)\s+"
-    r"(?:sabado|domingo)|dia\s+[0-9]{1,2}|semana\s+que\s+vem|daqui\s+a|em\s+[0-9]+\s*min"
+    r"(?:sabado|domingo)|dia\s+[0-9]{1,2}|semana\s+que\s+vem|daqui\s+a"
+    # "em até 48 horas úteis" is a service level, not this customer's visit.
+    r"|em\s+(?:uns\s+|umas\s+|cerca\s+de\s+)?[0-9]+\s*(?:min|minutos|minutinhos|h|horas)"
+    r"(?!\s+uteis)"
     r"|n[ao]\s+proxim[ao]\s+(?:visita|revisao|fatura|semana|mes|entrega|segunda|terca|quarta"
     r"|quinta|sexta|sabado|domingo)|ate\s+(?:o\s+)?fi(?:m|nal)\s+do\s+dia)"
+)
+
+# At the customer's place ("passa aí", "chega no seu prédio"), a clock time is this
+# customer's appointment, not the business's hours: "o entregador passa aí entre 14h e 16h".
+_AT_YOURS = (
+    r"(?:ai|ate\s+ai|ate\s+voce|ate\s+vc|na\s+sua\s+casa|no\s+seu\s+(?:endereco|predio"
+    r"|apartamento|ap|condominio|trabalho)|na\s+sua\s+(?:portaria|loja|empresa|obra))"
+)
+_CLOCK = r"(?:[0-9]{1,2}\s*(?:h|hs|horas?)(?:[0-9]{2})?|[0-9]{1,2}:[0-9]{2})"
+_CLOCK_AHEAD = rf"(?:(?:entre|as|a\s+partir\s+das|ate\s+as|pelas)\s+{_CLOCK})"
+# A vehicle's run named by its time is the business's own: "vai no caminhão de amanhã cedo",
+# "sai no carro de entregas das 13h", "no caminhão refrigerado das 15h".
+_RUN = (
+    r"(?:\s+refrigerad[oa])?\s+(?:de\s+entregas?(?:\s+d[aoe]s?\s+[a-z0-9]+)?|de\s+amanha"
+    rf"|de\s+hoje|da\s+(?:manha|tarde|noite)|das\s+{_CLOCK})"
 )
 
 DISPATCH_RULES: tuple[Rule, ...] = (
@@ -75,9 +94,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                     *("embarca", "embarcam", "mandamos", "enviamos", "despachamos"),
                 ),
                 r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|com\s+[oa])\s+"
-                + _OURS
-                + r"\s+"
-                + _FLEET
+                + rf"(?:{_OURS}\s+{_FLEET}|{_FLEET}{_RUN}{WORD_END})"
                 + _NOT_HABIT,
             ),
             # "nossa van passa aí amanhã", "o nosso caminhão chega às 7h": the vehicle comes.
@@ -106,7 +123,12 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 + _NOT_HABIT
                 + SUBJ_GAP
                 + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}"
-                + rf"(?=[^.!?;\n]*?(?<![a-z0-9]){_DAY_AHEAD}(?![a-z0-9]))",
+                # Not a periphrasis of resuming or starting ("volta a abrir na segunda"), nor
+                # where from ("o gerente volta de férias dia 15").
+                + r"(?!\s+(?:a\s+[a-z]+(?:ar|er|ir)|de|do|da|dos|das)(?![a-z0-9]))"
+                + rf"(?=[^.!?;\n]*?(?<![a-z0-9]){_DAY_AHEAD}(?![a-z0-9])"
+                + rf"|(?:\s+[a-z0-9]+){{0,3}}?\s+{_AT_YOURS}{WORD_END}"
+                + rf"[^.!?;\n]*?(?<![a-z0-9]){_CLOCK_AHEAD}(?![a-z0-9]))",
                 # Not a complement ("o telefone do técnico"), nor a condition ("se o técnico
                 # vem amanhã, ...").
                 before=r"(?<!\bd[aoe]\s)(?<!\bd[ao]s\s)"

@@ -154,6 +154,12 @@ _EN_TAKEBACK = re.compile(
     r"|shall\s+i|can\s+i|could|not|never|nobody|no\s+one|usually|always|normally|typically"
     r"|often|every)\b|n['\u2019]t\b"
 )
+# The dispatch rules (``promise_rules_dispatch``): a habit anywhere in the sentence, before
+# the subject too, makes them a fact about how the business works.
+_DISPATCH_RULES = frozenset({"own_vehicle_delivery", "staff_comes_at_a_time"})
+_HABIT_WORD = re.compile(
+    r"\b(?:toda|todas|todo|todos|sempre|geralmente|normalmente|costuma|costumam|usualmente)\b"
+)
 # Rules that are a bare "I'll get back to you"; an immediate "ja" neutralises only these.
 _RETURN_RULES = frozenset({"deferred_return"})
 
@@ -233,6 +239,10 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
         text, _sentence_start(text, start), start
     ):
         return True
+    if rule_id in _DISPATCH_RULES and _HABIT_WORD.search(
+        text, _sentence_start(text, start), sentence_end
+    ):
+        return True  # "normalmente a equipe responde...": how the business works
     if not (negation or offer or question or third_party or rule_id in _RETURN_RULES):
         return False  # the common case: nothing in the message can take the promise back
     sentence_start = _sentence_start(text, start)

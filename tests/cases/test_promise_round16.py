@@ -30,6 +30,10 @@ OWN_VEHICLE_PROMISES = [
     "Os móveis vão pela nossa carreta na semana que vem.",
     "Nosso caminhão chega aí às 7h com a caçamba.",
     "Seu botijão sai na próxima moto, coisa de 20 minutos.",
+    # A vehicle's run named by its time is the business's own.
+    "Os 40 módulos vão no caminhão de amanhã cedo, junto com as sapatas.",
+    "A encomenda sai no carro de entregas das 13h amanhã.",
+    "Os sacos de gelo vão no caminhão refrigerado das 15h.",
     "Entregamos com o nosso utilitário na sexta, antes do meio-dia.",
     "Nossa picape leva o material na obra amanhã cedo.",
 ]
@@ -51,6 +55,8 @@ NOT_OWN_VEHICLE_PROMISES = [
     "Quer que mande no nosso caminhão ou prefere buscar?",
     "A entrega no nosso caminhão é gratuita acima de R$ 500.",
     "Se quiser, o pedido vai no nosso caminhão amanhã; é só confirmar.",
+    "Seu pedido foi no caminhão de ontem.",
+    "O caminhão de entrega da transportadora passou ontem.",
 ]
 
 
@@ -101,6 +107,11 @@ STAFF_AT_A_TIME_PROMISES = [
     "O técnico da nossa equipe passa aí na sexta-feira entre 8h e 12h.",
     "A professora corrige as provas na semana que vem.",
     "A enfermeira separa as luvas na próxima visita.",
+    # A clock time at the customer's place is this customer's appointment; an ETA too.
+    "O entregador passa aí entre 14h e 16h.",
+    "O técnico chega aí às 14h.",
+    "Os rapazes da mudança chegam aí em uns 40 minutos.",
+    "Eles voltam amanhã às 9h para finalizar.",
 ]
 # A schedule with no day, a habit, an outside carrier, the past, a negation, a condition, an
 # offer, an instruction, a person's own news.
@@ -119,6 +130,11 @@ NOT_STAFF_AT_A_TIME_PROMISES = [
     "A professora corrige as provas toda semana.",
     "A secretaria confirma as consultas até as 17h do dia anterior.",
     "O financeiro libera os pagamentos até as 15h.",
+    "O entregador passa no seu bairro entre 14h e 16h todos os dias.",
+    "O técnico atende aí entre 8h e 12h de segunda a sexta.",
+    "Normalmente a equipe de suporte responde os chamados em até 48 horas úteis.",
+    "O escritório fecha no feriado e volta a abrir na segunda-feira.",
+    "O motoboy passa aí? Que horas?",
 ]
 
 
