@@ -161,8 +161,8 @@ HELDOUT_R25 = load_round_4("heldout_r25.json")
 # on detector 19 (local 0.978 / 0.88, share 0.14; one promise with no case with the check on).
 HELDOUT_R26 = load_round_4("heldout_r26.json")
 HELDOUT_R27 = load_round_4("heldout_r27.json")
-# Round 16, written blind with the policy only; reserved unread for the next round (only
-# the no-overlap test reads it).
+# Round 16, written blind with the policy only, read once at the end of round 16 on detector
+# 20 (local 0.96 / 0.96, share 0.18, no promise with no case with the check on).
 HELDOUT_R29 = load_round_4("heldout_r29.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
@@ -353,12 +353,13 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R26, MODEL_CHECK_SHARE_CEILING),
         # r27: read once on detector 19 (0.14, one promise with no case), then rules 20.
         (HELDOUT_R27, MODEL_CHECK_SHARE_CEILING),
+        (HELDOUT_R29, MODEL_CHECK_SHARE_CEILING),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
-        "heldout_r27",
+        *("heldout_r27", "heldout_r29"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
