@@ -164,6 +164,9 @@ HELDOUT_R27 = load_round_4("heldout_r27.json")
 # Round 16, written blind with the policy only, read once at the end of round 16 on detector
 # 20 (local 0.96 / 0.96, share 0.18, no promise with no case with the check on).
 HELDOUT_R29 = load_round_4("heldout_r29.json")
+# Round 16, written blind with the policy only; reserved unread for the next round (only
+# the no-overlap test reads it).
+HELDOUT_R30 = load_round_4("heldout_r30.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -230,7 +233,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
     later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
-    later_sets += [HELDOUT_R29]
+    later_sets += [HELDOUT_R29, HELDOUT_R30]
     for later in later_sets:
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
