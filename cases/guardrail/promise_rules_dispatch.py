@@ -9,7 +9,16 @@ status; a habit ("toda terça", "sempre") is a fact about the business. Spliced 
 
 from __future__ import annotations
 
-from .lexicon import FIELD_STAFF_LEADS, PEOPLE_EXTRA, SUBJ_GAP, SUBJECT_LEADS, WORD_END, alt
+from .lexicon import (
+    ACTION_INF,
+    FIELD_STAFF_LEADS,
+    FUT_AUX,
+    PEOPLE_EXTRA,
+    SUBJ_GAP,
+    SUBJECT_LEADS,
+    WORD_END,
+    alt,
+)
 from .promise_rule_types import Branch, Rule
 
 # The business's vehicles, folded. "carro" only when it is not the house's "carro-chefe".
@@ -49,7 +58,9 @@ _COMES = alt(
 # The people the learned stage reads as such, Portuguese ones (the verbs are).
 _MORE_STAFF = (
     *(word for word in PEOPLE_EXTRA if word not in SUBJECT_LEADS),
-    *("carregador", "carregadores", "pintores", "pedreiros"),
+    *("carregador", "carregadores", "pintores", "pedreiros", "vidraceiro", "vidraceiros"),
+    *("serralheiro", "serralheiros", "piscineiro", "gesseiro", "estofador", "tapeceiro"),
+    *("dedetizador", "dedetizadores", "marceneiros", "jardineiros", "tecnica", "tecnicas"),
 )
 # A time ahead that names a day: "amanhã", "na quinta", "no sábado", "dia 15", "semana que
 # vem", "até domingo", "hoje à tarde", "daqui a 20 min".
@@ -78,6 +89,23 @@ _CLOCK_AHEAD = rf"(?:(?:entre|as|a\s+partir\s+das|ate\s+as|pelas)\s+{_CLOCK})"
 _RUN = (
     r"(?:\s+refrigerad[oa])?\s+(?:de\s+entregas?(?:\s+d[aoe]s?\s+[a-z0-9]+)?|de\s+amanha"
     rf"|de\s+hoje|da\s+(?:manha|tarde|noite)|das\s+{_CLOCK})"
+)
+
+# The trades and people of the business that ``promise_rules``' subjects leave out (its
+# "human_will_act" reads teams and back-office roles only).
+_TRADES = tuple(
+    dict.fromkeys(word for word in (*FIELD_STAFF_LEADS, *_MORE_STAFF) if word not in SUBJECT_LEADS)
+)
+_TRADE_ACTS = alt(
+    (
+        *("chegar", "passar", "passar ai", "vir", "levar", "trazer", "buscar", "entregar"),
+        *("montar", "desmontar", "medir", "pintar", "refazer", "terminar", "finalizar"),
+    )
+)
+_NOT_A_CONDITION = (
+    r"(?<!\bd[aoe]\s)(?<!\bd[ao]s\s)"
+    + "".join(rf"(?<!\b{c}\s{d}\s)" for c in ("se", "caso") for d in ("o", "a", "os", "as"))
+    + r"(?<!\bse\s)(?<!\bcaso\s)"
 )
 
 DISPATCH_RULES: tuple[Rule, ...] = (
@@ -131,11 +159,23 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 + rf"[^.!?;\n]*?(?<![a-z0-9]){_CLOCK_AHEAD}(?![a-z0-9]))",
                 # Not a complement ("o telefone do técnico"), nor a condition ("se o técnico
                 # vem amanhã, ...").
-                before=r"(?<!\bd[aoe]\s)(?<!\bd[ao]s\s)"
-                + "".join(
-                    rf"(?<!\b{c}\s{d}\s)" for c in ("se", "caso") for d in ("o", "a", "os", "as")
-                )
-                + r"(?<!\bse\s)(?<!\bcaso\s)",
+                before=_NOT_A_CONDITION,
+            ),
+        ),
+    ),
+    # "o vidraceiro vai instalar o box na sexta", "o montador deve chegar às 9h": a trade of
+    # the business with a future (the teams' futures are ``human_will_act``'s).
+    Rule(
+        "staff_will_act",
+        (
+            Branch(
+                _TRADES,
+                r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
+                + _NOT_HABIT
+                + SUBJ_GAP
+                + rf"(?:\s+ja)?\s+{FUT_AUX}(?:\s+(?:te|lhe))?\s+(?:{ACTION_INF}|{_TRADE_ACTS})"
+                + WORD_END,
+                before=_NOT_A_CONDITION,
             ),
         ),
     ),

@@ -136,6 +136,7 @@ _THIRD_PARTY_RULES = frozenset(
         "customer_will_be_contacted",
         "own_vehicle_delivery",
         "staff_comes_at_a_time",
+        "staff_will_act",
     }
 )
 # "When X happens": the customer reporting back ("me avisa") means nobody else acts.
@@ -156,7 +157,7 @@ _EN_TAKEBACK = re.compile(
 )
 # The dispatch rules (``promise_rules_dispatch``): a habit anywhere in the sentence, before
 # the subject too, makes them a fact about how the business works.
-_DISPATCH_RULES = frozenset({"own_vehicle_delivery", "staff_comes_at_a_time"})
+_DISPATCH_RULES = frozenset({"own_vehicle_delivery", "staff_comes_at_a_time", "staff_will_act"})
 _HABIT_WORD = re.compile(
     r"\b(?:toda|todas|todo|todos|sempre|geralmente|normalmente|costuma|costumam|usualmente)\b"
 )

@@ -162,7 +162,8 @@ HELDOUT_R25 = load_round_4("heldout_r25.json")
 HELDOUT_R26 = load_round_4("heldout_r26.json")
 HELDOUT_R27 = load_round_4("heldout_r27.json")
 # Round 16, written blind with the policy only, read once at the end of round 16 on detector
-# 20 (local 0.96 / 0.96, share 0.18, no promise with no case with the check on).
+# 20 (local 0.96 / 0.96, share 0.18, no promise with no case with the check on); rules 21 came
+# from its one local miss by a trade.
 HELDOUT_R29 = load_round_4("heldout_r29.json")
 # Round 16, written blind with the policy only; reserved unread for the next round (only
 # the no-overlap test reads it).

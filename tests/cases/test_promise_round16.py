@@ -150,3 +150,38 @@ def test_a_person_of_the_business_coming_on_a_day_ahead_is_a_promise_found_local
 def test_the_staff_rule_leaves_schedules_habits_carriers_and_conditions_alone(text: str) -> None:
     match = detect_rule_promise(text)
     assert match is None or match.rule_id != "staff_comes_at_a_time", text
+
+
+# --- a trade of the business with a future (rules 21) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "O montador deve chegar às 9h.",
+        "O motoboy vai levar seu pedido agora à tarde.",
+        "A costureira vai refazer a barra.",
+        "Os pintores vão terminar a sala amanhã.",
+        "O serralheiro vai medir o portão na quinta.",
+    ],
+)
+def test_a_trade_of_the_business_with_a_future_is_a_promise(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == "staff_will_act", text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "O entregador da transportadora vai passar amanhã.",
+        "Se o montador vai chegar tarde, me avisa.",
+        "O motoboy não vai conseguir passar hoje.",
+        "O montador vai precisar de acesso à garagem.",
+        "O motoboy foi entregar outro pedido.",
+        "Quer que o motoboy vá buscar?",
+        "O pintor sempre vai terminar antes das 17h.",
+    ],
+)
+def test_the_trade_rule_leaves_carriers_conditions_negations_and_habits_alone(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != "staff_will_act", text
