@@ -60,20 +60,6 @@ NOT_OWN_VEHICLE_PROMISES = [
 ]
 
 
-@pytest.mark.parametrize("text", OWN_VEHICLE_PROMISES)
-def test_a_delivery_on_the_business_s_own_vehicle_is_a_promise_found_locally(text: str) -> None:
-    match = detect_rule_promise(text)
-    assert match is not None and match.rule_id == "own_vehicle_delivery", text
-    assessment = assess_promise(text)
-    assert assessment.promise and not assessment.uncertain
-
-
-@pytest.mark.parametrize("text", NOT_OWN_VEHICLE_PROMISES)
-def test_the_fleet_rule_leaves_habits_facts_offers_and_the_past_alone(text: str) -> None:
-    match = detect_rule_promise(text)
-    assert match is None or match.rule_id != "own_vehicle_delivery", text
-
-
 @given(
     vehicle=st.sampled_from([w for w in FLEET_WORDS if w != "carro"]),
     verb=st.sampled_from(["vai", "sai", "segue", "vão", "saem"]),
@@ -138,50 +124,48 @@ NOT_STAFF_AT_A_TIME_PROMISES = [
 ]
 
 
-@pytest.mark.parametrize("text", STAFF_AT_A_TIME_PROMISES)
-def test_a_person_of_the_business_coming_on_a_day_ahead_is_a_promise_found_locally(
-    text: str,
-) -> None:
-    match = detect_rule_promise(text)
-    assert match is not None and match.rule_id == "staff_comes_at_a_time", text
-
-
-@pytest.mark.parametrize("text", NOT_STAFF_AT_A_TIME_PROMISES)
-def test_the_staff_rule_leaves_schedules_habits_carriers_and_conditions_alone(text: str) -> None:
-    match = detect_rule_promise(text)
-    assert match is None or match.rule_id != "staff_comes_at_a_time", text
-
-
 # --- a trade of the business with a future (rules 21) -------------------------------------
 
+TRADE_FUTURE_PROMISES = [
+    "O montador deve chegar às 9h.",
+    "O motoboy vai levar seu pedido agora à tarde.",
+    "A costureira vai refazer a barra.",
+    "Os pintores vão terminar a sala amanhã.",
+    "O serralheiro vai medir o portão na quinta.",
+]
+NOT_TRADE_FUTURE_PROMISES = [
+    "O entregador da transportadora vai passar amanhã.",
+    "Se o montador vai chegar tarde, me avisa.",
+    "O motoboy não vai conseguir passar hoje.",
+    "O montador vai precisar de acesso à garagem.",
+    "O motoboy foi entregar outro pedido.",
+    "Quer que o motoboy vá buscar?",
+    "O pintor sempre vai terminar antes das 17h.",
+]
+
+# Each dispatch rule: the promises it must find, and the near misses it must leave alone.
+RULE_CASES = {
+    "own_vehicle_delivery": (OWN_VEHICLE_PROMISES, NOT_OWN_VEHICLE_PROMISES),
+    "staff_comes_at_a_time": (STAFF_AT_A_TIME_PROMISES, NOT_STAFF_AT_A_TIME_PROMISES),
+    "staff_will_act": (TRADE_FUTURE_PROMISES, NOT_TRADE_FUTURE_PROMISES),
+}
+
 
 @pytest.mark.parametrize(
-    "text",
-    [
-        "O montador deve chegar às 9h.",
-        "O motoboy vai levar seu pedido agora à tarde.",
-        "A costureira vai refazer a barra.",
-        "Os pintores vão terminar a sala amanhã.",
-        "O serralheiro vai medir o portão na quinta.",
-    ],
+    ("rule_id", "text"),
+    [(rule_id, text) for rule_id, (found, _) in RULE_CASES.items() for text in found],
 )
-def test_a_trade_of_the_business_with_a_future_is_a_promise(text: str) -> None:
+def test_each_dispatch_rule_finds_its_promises_locally(rule_id: str, text: str) -> None:
     match = detect_rule_promise(text)
-    assert match is not None and match.rule_id == "staff_will_act", text
+    assert match is not None and match.rule_id == rule_id, text
+    assessment = assess_promise(text)
+    assert assessment.promise and not assessment.uncertain
 
 
 @pytest.mark.parametrize(
-    "text",
-    [
-        "O entregador da transportadora vai passar amanhã.",
-        "Se o montador vai chegar tarde, me avisa.",
-        "O motoboy não vai conseguir passar hoje.",
-        "O montador vai precisar de acesso à garagem.",
-        "O motoboy foi entregar outro pedido.",
-        "Quer que o motoboy vá buscar?",
-        "O pintor sempre vai terminar antes das 17h.",
-    ],
+    ("rule_id", "text"),
+    [(rule_id, text) for rule_id, (_, left) in RULE_CASES.items() for text in left],
 )
-def test_the_trade_rule_leaves_carriers_conditions_negations_and_habits_alone(text: str) -> None:
+def test_each_dispatch_rule_leaves_its_near_misses_alone(rule_id: str, text: str) -> None:
     match = detect_rule_promise(text)
-    assert match is None or match.rule_id != "staff_will_act", text
+    assert match is None or match.rule_id != rule_id, text
