@@ -30,10 +30,13 @@ _FLEET = rf"{alt(FLEET_WORDS)}{WORD_END}(?![\s-]+chefe)"
 _OURS = r"(?:nosso|nossa|proxim[oa]|nosso\s+proximo|nossa\s+proxima)"
 # A habit or a standing fact about the fleet, anywhere later in the sentence: "nossa van
 # passa no seu bairro toda terça", "sempre sai às 10h".
-_HABIT = (
-    r"(?:toda|todas|todo|todos|sempre|geralmente|normalmente|costuma|costumam|so\s+roda"
-    r"|so\s+sai)(?![a-z0-9])"
+# (``promise_scan`` takes every dispatch rule back on one of these anywhere in the sentence,
+# before the subject too: "Normalmente a equipe responde...".)
+HABIT_WORDS: tuple[str, ...] = (
+    *("toda", "todas", "todo", "todos", "sempre", "geralmente", "normalmente", "usualmente"),
+    *("costuma", "costumam"),
 )
+_HABIT = rf"{alt((*HABIT_WORDS, 'so roda', 'so sai'))}(?![a-z0-9])"
 _NOT_HABIT = rf"(?![^.!?;\n]*(?<![a-z0-9]){_HABIT})"
 
 # Presents of coming to the customer or acting for them, singular and plural; never

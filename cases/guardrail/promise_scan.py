@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .lexicon import alt
 from .normalize import fold
 from .promise_rule_types import Rule
 from .promise_rules import RULES_BY_ANCHOR
+from .promise_rules_dispatch import HABIT_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +160,7 @@ _EN_TAKEBACK = re.compile(
 # The dispatch rules (``promise_rules_dispatch``): a habit anywhere in the sentence, before
 # the subject too, makes them a fact about how the business works.
 _DISPATCH_RULES = frozenset({"own_vehicle_delivery", "staff_comes_at_a_time", "staff_will_act"})
-_HABIT_WORD = re.compile(
-    r"\b(?:toda|todas|todo|todos|sempre|geralmente|normalmente|costuma|costumam|usualmente)\b"
-)
+_HABIT_WORD = re.compile(rf"(?<![a-z0-9]){alt(HABIT_WORDS)}(?![a-z0-9])")
 # Rules that are a bare "I'll get back to you"; an immediate "ja" neutralises only these.
 _RETURN_RULES = frozenset({"deferred_return"})
 
