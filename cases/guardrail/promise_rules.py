@@ -52,6 +52,7 @@ from .lexicon import (
     HUM_CORE,
     HUM_CORE_BARE,
     INTENT_LEADS,
+    NOT_A_CARRIERS,
     NOT_AFTER_DE,
     NOTE_LEADS,
     NOTE_TO,
@@ -156,8 +157,7 @@ RULES: tuple[Rule, ...] = (
             # Rules 14: "o chaveiro Zé tá a caminho" (session 14).
             Branch(
                 FIELD_STAFF_LEADS,
-                # Not an outside carrier's ("o entregador da transportadora"): shipping status.
-                r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
+                NOT_A_CARRIERS
                 + SUBJ_GAP
                 + tail("staff_on_the_way", rf"(?:\s+ja)?\s+{BE_PROG}\s+{ON_THE_WAY}")
                 + WORD_END,

@@ -13,6 +13,8 @@ from .lexicon import (
     ACTION_INF,
     FIELD_STAFF_LEADS,
     FUT_AUX,
+    NOT_A_CARRIERS,
+    NOT_AFTER_DE,
     PEOPLE_EXTRA,
     SUBJ_GAP,
     SUBJECT_LEADS,
@@ -28,16 +30,13 @@ FLEET_WORDS: tuple[str, ...] = (
 )
 _FLEET = rf"{alt(FLEET_WORDS)}{WORD_END}(?![\s-]+chefe)"
 _OURS = r"(?:nosso|nossa|proxim[oa]|nosso\s+proximo|nossa\s+proxima)"
-# A habit or a standing fact about the fleet, anywhere later in the sentence: "nossa van
-# passa no seu bairro toda terça", "sempre sai às 10h".
-# (``promise_scan`` takes every dispatch rule back on one of these anywhere in the sentence,
-# before the subject too: "Normalmente a equipe responde...".)
+# A habit or a standing fact ("nossa van passa no seu bairro toda terça", "normalmente a
+# equipe responde..."): ``promise_scan`` takes every dispatch rule back on one of these
+# anywhere in the sentence, before the subject too.
 HABIT_WORDS: tuple[str, ...] = (
     *("toda", "todas", "todo", "todos", "sempre", "geralmente", "normalmente", "usualmente"),
-    *("costuma", "costumam"),
+    *("costuma", "costumam", "so roda", "so sai"),
 )
-_HABIT = rf"{alt((*HABIT_WORDS, 'so roda', 'so sai'))}(?![a-z0-9])"
-_NOT_HABIT = rf"(?![^.!?;\n]*(?<![a-z0-9]){_HABIT})"
 
 # Presents of coming to the customer or acting for them, singular and plural; never
 # "atende", "abre", "funciona" (hours and facts), nor "entrega" (most often the noun).
@@ -106,7 +105,7 @@ _TRADE_ACTS = alt(
     )
 )
 _NOT_A_CONDITION = (
-    r"(?<!\bd[aoe]\s)(?<!\bd[ao]s\s)"
+    NOT_AFTER_DE
     + "".join(rf"(?<!\b{c}\s{d}\s)" for c in ("se", "caso") for d in ("o", "a", "os", "as"))
     + r"(?<!\bse\s)(?<!\bcaso\s)"
 )
@@ -125,17 +124,16 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                     *("embarca", "embarcam", "mandamos", "enviamos", "despachamos"),
                 ),
                 r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|com\s+[oa])\s+"
-                + rf"(?:{_OURS}\s+{_FLEET}|{_FLEET}{_RUN}{WORD_END})"
-                + _NOT_HABIT,
+                + rf"(?:{_OURS}\s+{_FLEET}|{_FLEET}{_RUN}{WORD_END})",
             ),
             # "nossa van passa aí amanhã", "o nosso caminhão chega às 7h": the vehicle comes.
             Branch(
                 ("nosso", "nossa"),
                 r"\s+"
                 + _FLEET
-                + rf"(?:\s+(?!{_HABIT})[a-z]+){{0,2}}?\s+"
+                + r"(?:\s+[a-z]+){0,2}?\s+"
                 + r"(?:passa|passam|chega|chegam|leva|levam|entrega|vai|sai|busca|recolhe"
-                r"|retira|volta|descarrega)" + WORD_END + _NOT_HABIT,
+                r"|retira|volta|descarrega)" + WORD_END,
             ),
         ),
     ),
@@ -148,10 +146,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
         (
             Branch(
                 (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF),
-                # Not an outside carrier's ("o entregador da transportadora"), nor "eles"
-                # after a past ("eles chegaram"): the subject leads the clause.
-                r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
-                + _NOT_HABIT
+                NOT_A_CARRIERS
                 + SUBJ_GAP
                 + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}"
                 # Not a periphrasis of resuming or starting ("volta a abrir na segunda"), nor
@@ -173,8 +168,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
         (
             Branch(
                 _TRADES,
-                r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
-                + _NOT_HABIT
+                NOT_A_CARRIERS
                 + SUBJ_GAP
                 + rf"(?:\s+ja)?\s+{FUT_AUX}(?:\s+(?:te|lhe))?\s+(?:{ACTION_INF}|{_TRADE_ACTS})"
                 + WORD_END,

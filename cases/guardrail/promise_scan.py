@@ -14,7 +14,7 @@ from .lexicon import alt
 from .normalize import fold
 from .promise_rule_types import Rule
 from .promise_rules import RULES_BY_ANCHOR
-from .promise_rules_dispatch import HABIT_WORDS
+from .promise_rules_dispatch import DISPATCH_RULES, HABIT_WORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +129,9 @@ _IMMEDIATE_AFTER = re.compile(
 )
 
 # Rules whose hit is a third party acting; instructions neutralise only these.
+# The dispatch rules (``promise_rules_dispatch``): a habit anywhere in the sentence, before
+# the subject too, makes them a fact about how the business works.
+_DISPATCH_RULES = frozenset(rule.rule_id for rule in DISPATCH_RULES)
 _THIRD_PARTY_RULES = frozenset(
     {
         "human_will_act",
@@ -136,9 +139,7 @@ _THIRD_PARTY_RULES = frozenset(
         "human_was_alerted",
         "passive_will_be_handled",
         "customer_will_be_contacted",
-        "own_vehicle_delivery",
-        "staff_comes_at_a_time",
-        "staff_will_act",
+        *_DISPATCH_RULES,
     }
 )
 # "When X happens": the customer reporting back ("me avisa") means nobody else acts.
@@ -157,10 +158,8 @@ _EN_TAKEBACK = re.compile(
     r"|shall\s+i|can\s+i|could|not|never|nobody|no\s+one|usually|always|normally|typically"
     r"|often|every)\b|n['\u2019]t\b"
 )
-# The dispatch rules (``promise_rules_dispatch``): a habit anywhere in the sentence, before
-# the subject too, makes them a fact about how the business works.
-_DISPATCH_RULES = frozenset({"own_vehicle_delivery", "staff_comes_at_a_time", "staff_will_act"})
 _HABIT_WORD = re.compile(rf"(?<![a-z0-9]){alt(HABIT_WORDS)}(?![a-z0-9])")
+_HABIT_TOKENS = frozenset(word.split()[0].encode() for word in HABIT_WORDS)
 # Rules that are a bare "I'll get back to you"; an immediate "ja" neutralises only these.
 _RETURN_RULES = frozenset({"deferred_return"})
 
@@ -240,8 +239,10 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
         text, _sentence_start(text, start), start
     ):
         return True
-    if rule_id in _DISPATCH_RULES and _HABIT_WORD.search(
-        text, _sentence_start(text, start), sentence_end
+    if (
+        rule_id in _DISPATCH_RULES
+        and not tokens.isdisjoint(_HABIT_TOKENS)
+        and _HABIT_WORD.search(text, _sentence_start(text, start), sentence_end)
     ):
         return True  # "normalmente a equipe responde...": how the business works
     if not (negation or offer or question or third_party or rule_id in _RETURN_RULES):
