@@ -1018,7 +1018,7 @@ def ingress_first(procs: Procs, owner_url: str) -> dict[str, object]:
     done["worker_autogroups_at_nice_19"] = f"{set_}/{len(workers)}"
     import psycopg
 
-    with psycopg.connect(owner_url.replace("postgres://", "postgresql://", 1)) as db:
+    with psycopg.connect(owner_url) as db:
         rows = db.execute(
             "SELECT pid FROM pg_stat_activity WHERE application_name IN (%s, %s)",
             ("retaguarda-turns", "retaguarda-outbox"),
