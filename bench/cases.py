@@ -108,6 +108,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r26", CASES_FIXTURES / "heldout_r26.json"),
         ("heldout_r27", CASES_FIXTURES / "heldout_r27.json"),
         ("heldout_r29", CASES_FIXTURES / "heldout_r29.json"),
+        ("heldout_r30", CASES_FIXTURES / "heldout_r30.json"),
         ("probe_r16", CASES_FIXTURES / "probe_r16.json"),
     ):
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -230,6 +230,10 @@ HELD_OUT_FLOORS = {
     # written blind in round 15, read once in round 16 on the shipped head: top-1 0.79, none
     # rejected 1.0, decided 0.42 at precision 0.98
     "own_scenarios_r13.json": (0.74, 0.9, 0.37, 0.92),
+    # funeral plan, marble workshop, travel agency, scooter rental; written blind in round 16,
+    # read once in round 17 on the shipped head: top-1 0.79, none rejected 0.85, decided 0.40
+    # at precision 0.94
+    "own_scenarios_r14.json": (0.74, 0.8, 0.34, 0.88),
 }
 
 
