@@ -42,7 +42,7 @@ HABIT_WORDS: tuple[str, ...] = (
 # "atende", "abre", "funciona" (hours and facts), nor "entrega" (most often the noun).
 _COMES = alt(
     (
-        *("chega", "chegam", "vem", "vem ai", "vao ai", "passa", "passam", "passa ai"),
+        *("chega", "chegam", "vem", "vem ai", "vai ai", "vao ai", "passa", "passam", "passa ai"),
         *("leva", "levam", "traz", "trazem", "busca", "buscam", "entregam"),
         *("instala", "instalam", "monta", "montam", "devolve", "devolvem", "faz", "fazem"),
         *("troca", "trocam", "conserta", "consertam", "visita", "visitam", "comeca", "comecam"),
@@ -54,7 +54,7 @@ _COMES = alt(
         *("conclui", "concluem", "avalia", "avaliam", "verifica", "verificam", "revisa"),
         *("revisam", "ajusta", "ajustam", "libera", "liberam", "responde", "respondem"),
         *("refaz", "refazem", "reenvia", "reenviam", "encaminha", "encaminham"),
-        *("volta", "voltam", "vem buscar", "vem trazer"),
+        *("volta", "voltam", "vem buscar", "vem trazer", "encontra", "encontram"),
     )
 )
 # The people the learned stage reads as such, Portuguese ones (the verbs are).
@@ -85,7 +85,10 @@ _AT_YOURS = (
     r"|apartamento|ap|condominio|trabalho)|na\s+sua\s+(?:portaria|loja|empresa|obra))"
 )
 _CLOCK = r"(?:[0-9]{1,2}\s*(?:h|hs|horas?)(?:[0-9]{2})?|[0-9]{1,2}:[0-9]{2})"
-_CLOCK_AHEAD = rf"(?:(?:entre|as|a\s+partir\s+das|ate\s+as|pelas)\s+{_CLOCK})"
+_CLOCK_AHEAD = (
+    r"(?:(?:entre|as|a\s+partir\s+das|ate\s+as|pelas|la\s+pelas|por\s+volta\s+das|perto\s+das)"
+    rf"\s+{_CLOCK})"
+)
 # A vehicle's run named by its time is the business's own: "vai no caminhão de amanhã cedo",
 # "sai no carro de entregas das 13h", "no caminhão refrigerado das 15h".
 _RUN = (
@@ -109,6 +112,25 @@ _NOT_A_CONDITION = (
     + "".join(rf"(?<!\b{c}\s{d}\s)" for c in ("se", "caso") for d in ("o", "a", "os", "as"))
     + r"(?<!\bse\s)(?<!\bcaso\s)"
 )
+
+# The people of the business as subjects of these rules.
+_PEOPLE = (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF)
+# "já saiu da base e chega...": the departure before the arrival.
+_LEFT_AND = r"(?:\s+ja)?(?:\s+(?:saiu|sairam|partiu)(?:\s+[a-z]+){0,3}?\s+e)?"
+# Not where from ("volta de férias"), nor a periphrasis of resuming ("volta a abrir").
+_NOT_FROM = r"(?!\s+(?:a\s+[a-z]+(?:ar|er|ir)|de|do|da|dos|das)(?![a-z0-9]))"
+# In the same clause: a time ahead that names a day, or the customer's place and a clock time.
+_WHEN = (
+    rf"(?=[^.!?;\n]*?(?<![a-z0-9]){_DAY_AHEAD}(?![a-z0-9])"
+    + rf"|(?:\s+[a-z0-9]+){{0,3}}?\s+{_AT_YOURS}{WORD_END}"
+    + rf"[^.!?;\n]*?(?<![a-z0-9]){_CLOCK_AHEAD}(?![a-z0-9]))"
+)
+# A vehicle that is someone else's: a carrier's, an app's, the city's.
+_NOT_THEIR_VEHICLE = (
+    r"(?!(?:\s+[a-z]+)?\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber"
+    r"|prefeitura|seguradora|lixo|coleta|excursao|linha|onibus))"
+)
+_SENT = r"(?:enviad|deslocad|designad|mandad|encaminhad)[oa]s?"
 
 DISPATCH_RULES: tuple[Rule, ...] = (
     Rule(
@@ -145,18 +167,51 @@ DISPATCH_RULES: tuple[Rule, ...] = (
         "staff_comes_at_a_time",
         (
             Branch(
-                (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF),
+                _PEOPLE,
                 NOT_A_CARRIERS
                 + SUBJ_GAP
-                + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}"
-                # Not a periphrasis of resuming or starting ("volta a abrir na segunda"), nor
-                # where from ("o gerente volta de férias dia 15").
-                + r"(?!\s+(?:a\s+[a-z]+(?:ar|er|ir)|de|do|da|dos|das)(?![a-z0-9]))"
-                + rf"(?=[^.!?;\n]*?(?<![a-z0-9]){_DAY_AHEAD}(?![a-z0-9])"
-                + rf"|(?:\s+[a-z0-9]+){{0,3}}?\s+{_AT_YOURS}{WORD_END}"
-                + rf"[^.!?;\n]*?(?<![a-z0-9]){_CLOCK_AHEAD}(?![a-z0-9]))",
+                + _LEFT_AND
+                + rf"\s+(?:{_COMES}{WORD_END}{_NOT_FROM}{_WHEN}"
+                # For you, at a clock time: "o corretor te busca no metrô às 10h".
+                + rf"|(?:te|lhe)\s+{_COMES}{WORD_END}(?=[^.!?;\n]*?(?<![a-z0-9]){_CLOCK_AHEAD}"
+                + r"(?![a-z0-9])))",
                 # Not a complement ("o telefone do técnico"), nor a condition ("se o técnico
                 # vem amanhã, ...").
+                before=_NOT_A_CONDITION,
+            ),
+            # Rules 22. "o caminhão baú chega aí por volta das 8h", "o guincho já saiu da base
+            # e chega em uns 40 min": a vehicle sent to the customer carries a driver of the
+            # business (not a carrier's, an app's or the city's).
+            Branch(
+                (*FLEET_WORDS, "guincho", "ambulancia"),
+                _NOT_THEIR_VEHICLE
+                + SUBJ_GAP
+                + _LEFT_AND
+                + r"\s+(?:chega|passa|vem|vai\s+ai|encosta|estaciona)"
+                + rf"{WORD_END}{_NOT_FROM}{_WHEN}",
+                before=_NOT_A_CONDITION,
+            ),
+            # "um técnico será enviado ao local", "os montadores vão ser deslocados amanhã".
+            Branch(
+                _PEOPLE,
+                NOT_A_CARRIERS
+                + SUBJ_GAP
+                + rf"\s+(?:sera|serao|vai\s+ser|vao\s+ser|ira\s+ser|irao\s+ser)\s+{_SENT}"
+                + WORD_END,
+                before=_NOT_A_CONDITION,
+            ),
+            # "ele retorna sua ligação amanhã", "ela te liga": only a person calls back.
+            Branch(
+                ("ele", "ela"),
+                r"(?:\s+ja)?\s+(?:(?:te|lhe)\s+(?:liga|retorna|chama|responde|procura)"
+                r"|retorna\s+(?:a\s+)?(?:sua|tua)\s+(?:ligacao|chamada|mensagem|contato))"
+                + WORD_END,
+                before=_NOT_A_CONDITION,
+            ),
+            # "o técnico Juninho is on the way": the English of ``staff_on_the_way``.
+            Branch(
+                _PEOPLE,
+                NOT_A_CARRIERS + SUBJ_GAP + r"\s+(?:is|are)\s+on\s+(?:the|his|her|their)\s+way",
                 before=_NOT_A_CONDITION,
             ),
         ),

@@ -1,0 +1,112 @@
+"""Round 17 of the promise detector (rules 22), from the first reading of the blind set r30: a
+moving company's truck that "chega aí por volta das 8h" reached the customer with no case with
+the model check on, and six more promises of someone coming at a time were only sent to the
+check (a technician "será enviado ao local", a broker who "te busca no metrô às 10h", a tow
+truck that "já saiu da base e chega em uns 40 min", a cleaner who "vai aí na quarta", a
+lawyer who "retorna sua ligação amanhã", a technician who "is on the way").
+
+What the rule ``staff_comes_at_a_time`` reads now, besides a person in the present with a day
+ahead:
+* a vehicle sent to the customer (it carries one of the business's drivers), unless it is a
+  carrier's, an app's or the city's;
+* a person of the business who "será enviado / deslocado / designado";
+* "ele / ela te liga", "ele retorna sua ligação": only a person calls back;
+* a clock time when the person acts for "te" ("te busca às 10h"), and "por volta das",
+  "lá pelas", "perto das" as clock times ahead;
+* "já saiu ... e chega", and the English "is on the way".
+
+Every message here was written for this test and is in no corpus or measurement set. The
+oracle is the policy at the top of ``cases/guardrail/promise.py``, not the detector.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cases.guardrail.promise import assess_promise, detect_rule_promise
+
+RULE = "staff_comes_at_a_time"
+
+PROMISES = [
+    # A vehicle sent to the customer.
+    "A van da lavanderia passa aí por volta das 17h pra recolher as peças.",
+    "A caminhonete chega no seu prédio lá pelas 14h com as caixas.",
+    "A ambulância já saiu e chega em uns 15 minutos.",
+    "O furgão vem amanhã cedo buscar as cadeiras do evento.",
+    "O caminhão chega aí perto das 10h, deixa a garagem livre.",
+    # A person sent, in the passive.
+    "Uma eletricista vai ser enviada até o seu endereço na sexta.",
+    "Os montadores serão enviados amanhã cedo pra montar o guarda-roupa.",
+    "Um vistoriador será designado para o seu sinistro.",
+    # Only a person calls back.
+    "A Patrícia já anotou e ela te liga amanhã de manhã com o orçamento.",
+    "Passei o seu pedido pro Jorge e ele te responde ainda hoje.",
+    "O doutor está em consulta, mas ele retorna a sua ligação depois das 18h.",
+    # For you, at a clock time.
+    "O vendedor Caio te encontra na loja às 15h pra fechar o contrato.",
+    "A motorista te busca no hotel às 6h30 para o passeio.",
+    # Left already, and English.
+    "O técnico já saiu da loja e chega em 20 min.",
+    "O instalador Marcos is on the way e chega em 30 min.",
+    "A Dona Lurdes confirmou e vai aí na segunda, 9h, pra passar as roupas.",
+]
+
+NOT_PROMISES = [
+    # Someone else's vehicle.
+    "O caminhão de lixo da prefeitura passa aí às 8h.",
+    "O caminhão da transportadora chega aí por volta das 8h.",
+    "O motorista do Uber chega em 5 minutos, acompanhe pelo app.",
+    "O carro do aplicativo chega em uns 10 minutos.",
+    "O ônibus da excursão sai às 7h da rodoviária.",
+    # Habits, schedules, conditions, offers.
+    "Todo sábado a van passa aí por volta das 9h.",
+    "Normalmente o técnico chega por volta das 8h.",
+    "Nossa loja abre às 8h e a equipe chega por volta das 7h30.",
+    "Se o técnico for enviado amanhã, alguém precisa estar em casa.",
+    "Se a van passa aí amanhã, você recebe?",
+    "Quer que o técnico vá aí na quarta? É só confirmar.",
+    # Things, not people, sent; a product "ele".
+    "O boleto será enviado para o seu e-mail amanhã.",
+    "Seu pedido já saiu e ele chega amanhã pela transportadora.",
+    "Ele chega amanhã, é só acompanhar o rastreio.",
+    # The customer calls; a negation.
+    "Você pode ligar pro consultor às 16h, ele atende até as 18h.",
+    "Ele não te liga, o contato é só pelo e-mail.",
+    "O técnico não é enviado em feriados.",
+]
+
+
+@pytest.mark.parametrize("text", PROMISES)
+def test_rules_22_find_someone_coming_at_a_time(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == RULE, text
+    assert assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", NOT_PROMISES)
+def test_rules_22_leave_the_near_misses_alone(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != RULE, text
+
+
+@given(
+    vehicle=st.sampled_from(["caminhão", "van", "carro", "guincho", "moto", "furgão"]),
+    owner=st.sampled_from(
+        ["da transportadora", "dos Correios", "do Uber", "do aplicativo", "da prefeitura"]
+    ),
+    arrival=st.sampled_from(
+        ["chega aí às 9h", "passa aí amanhã", "chega em uns 30 min", "vem na sexta"]
+    ),
+)
+def test_a_vehicle_of_someone_else_is_never_the_business_s_dispatch(
+    vehicle: str, owner: str, arrival: str
+) -> None:
+    # The same arrival is a promise for the business's vehicle and shipping status for a
+    # carrier's, an app's or the city's.
+    article = "a" if vehicle in ("van", "moto") else "o"
+    ours = detect_rule_promise(f"{article.upper()} {vehicle} {arrival}.")
+    assert ours is not None and ours.rule_id == RULE
+    theirs = detect_rule_promise(f"{article.upper()} {vehicle} {owner} {arrival}.")
+    assert theirs is None or theirs.rule_id != RULE
