@@ -53,7 +53,7 @@ from .promise_words import (
 
 # Bump when a feature changes: the model is retrained from the corpus and the detector
 # version changes with it.
-FEATURE_VERSION = "f15"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
+FEATURE_VERSION = "f16"  # f3: unigrams, closing tag questions, people; f4: -eu/-iu past, HAB
 # f7: nouns in -eira/-era/-ara are not a future; purchases and sales are not people
 # f8: "Dr." and "R$ 1.200,00" end no sentence; "Posso pedir para... Quer?" is a question
 # f9: a habitual scope ("costuma funcionar assim: quando..., o pessoal liga"); advice opens an
@@ -67,6 +67,8 @@ FEATURE_VERSION = "f15"  # f3: unigrams, closing tag questions, people; f4: -eu/
 # (folded "pos") is no past
 # f15: words whose ending misreads them (``promise_words.NOT_VERBS``); not the presents that
 # end like a synthetic future ("libera", "separa"): as a future they help (nested CV)
+# f16: a negated guarantee ("não consigo garantir que...") keeps its scope across commas;
+# "..., pode ser?" closes a statement like "..., tá?"
 
 # Numbers with their separators ("1.200,50" is one token: its "." ends no sentence and its ","
 # opens no clause), words, clause marks (comma, dashes) and runs of sentence ends ("?" makes a
@@ -382,12 +384,18 @@ _TAGS = frozenset(
 )
 
 
+# Two-word closing tags ("..., pode ser?", "..., tudo certo?"), after a comma.
+_TAG_PAIRS = frozenset((("pode", "ser"), ("tudo", "certo"), ("fechado", "assim")))
+
+
 def _is_tag_question(tokens: list[str]) -> bool:
     """'O técnico passa aí amanhã, tá?': the question mark closes a statement, it does not
     ask the customer to choose (tokens: words and clause marks of one sentence)."""
-    return (
-        bool(tokens) and tokens[-1] in _TAGS and sum(1 for token in tokens if token.isalnum()) > 3
-    )
+    if not tokens or sum(1 for token in tokens if token.isalnum()) <= 3:
+        return False
+    if tokens[-1] in _TAGS:
+        return True
+    return len(tokens) > 3 and tokens[-3] == "," and (tokens[-2], tokens[-1]) in _TAG_PAIRS
 
 
 # Words whose class a list sets: a capitalised one after an article keeps it ("a Equipe").

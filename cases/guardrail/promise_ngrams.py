@@ -27,7 +27,7 @@ from .promise_features import (
     message_sentences,
     token_info,
 )
-from .promise_words import BUT, QUANTIFIERS
+from .promise_words import BUT, HEDGED_PROMISES, QUANTIFIERS
 
 _Table = dict[str, dict[str, float]]
 _Trigram = dict[str, dict[str, dict[str, float]]]
@@ -200,17 +200,24 @@ def _walk(
     frame2_left = ""
     keys: list[str] = []
     scope = ""
-    habit = False
+    habit = hedge = False
     for token in tokens:
         word, label, key, opener, mark, row, lefts, unigram, question_unigram = entries.get(
             token
         ) or _entry(compiled, token)
         if mark:
             # Commas and dashes separate clauses ("A Fernanda, do financeiro, vai..."): one
-            # token ",", which also closes a scope.
-            scope = ""
+            # token ",", which also closes a scope, but not a negated guarantee's.
+            scope = "n_" if hedge else ""
         elif scope:
             label = scope + label
+            if scope == "n_" and word in HEDGED_PROMISES:
+                # "não consigo garantir que a Nanda, nossa cerimonialista, vai estar": what
+                # is not guaranteed runs to the sentence's end or its "mas".
+                hedge = True
+        if hedge and word in BUT:
+            hedge = False
+            scope = ""
         if label == "HAB" and word not in QUANTIFIERS:
             habit = True
         elif habit:

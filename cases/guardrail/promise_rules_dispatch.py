@@ -85,9 +85,11 @@ _AT_YOURS = (
     r"|apartamento|ap|condominio|trabalho)|na\s+sua\s+(?:portaria|loja|empresa|obra))"
 )
 _CLOCK = r"(?:[0-9]{1,2}\s*(?:h|hs|horas?)(?:[0-9]{2})?|[0-9]{1,2}:[0-9]{2})"
+# At the customer's place, "em até 40 minutos" is this customer's wait too (alone, "a equipe
+# responde em até 30 minutos" is a service level).
 _CLOCK_AHEAD = (
     r"(?:(?:entre|as|a\s+partir\s+das|ate\s+as|pelas|la\s+pelas|por\s+volta\s+das|perto\s+das)"
-    rf"\s+{_CLOCK})"
+    rf"\s+{_CLOCK}|em\s+ate\s+[0-9]+\s*(?:min|minutos|minutinhos))"
 )
 # A vehicle's run named by its time is the business's own: "vai no caminhão de amanhã cedo",
 # "sai no carro de entregas das 13h", "no caminhão refrigerado das 15h".

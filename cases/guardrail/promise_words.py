@@ -82,3 +82,9 @@ NOT_PEOPLE = (
     # Verbs in the subjunctive ("caso o problema persista") and an adjective (f15).
     *("persista", "insista", "resista", "exista", "assista", "desista", "paulista"),
 )
+
+# f16: after a negation, what these verbs govern is not promised, to the sentence's end or its
+# "mas" ("não dá pra prometer que a peça chega essa semana, isso depende do fornecedor").
+HEDGED_PROMISES: frozenset[str] = frozenset(
+    ("garantir", "garanto", "garantimos", "prometer", "prometo", "prometemos", "assegurar")
+)

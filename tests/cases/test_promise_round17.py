@@ -25,7 +25,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
+from cases.guardrail.promise_features import message_sentences
 
 RULE = "staff_comes_at_a_time"
 
@@ -110,3 +112,70 @@ def test_a_vehicle_of_someone_else_is_never_the_business_s_dispatch(
     assert ours is not None and ours.rule_id == RULE
     theirs = detect_rule_promise(f"{article.upper()} {vehicle} {owner} {arrival}.")
     assert theirs is None or theirs.rule_id != RULE
+
+
+# --- detector 23 (r32's first reading): a negated guarantee and a closing "pode ser?" ------
+
+# The policy: "negated or explicitly hedged statements ... do not commit anyone to anything",
+# also when an apposition puts commas between the guarantee and what it governs.
+HEDGED = [
+    "Não posso garantir que o técnico, que está em outra visita, chega antes das 18h.",
+    "Não consigo prometer que a equipe, que está bem cheia, vai conseguir ligar hoje.",
+    "Infelizmente não dá pra garantir que o Rui, nosso montador, vai passar aí na sexta.",
+]
+# ... but a "mas" ends what is not guaranteed, and a commitment after it counts.
+HEDGED_THEN_PROMISED = [
+    "Não posso garantir nada agora, mas a equipe vai te ligar amanhã cedo.",
+    "Não tem como garantir o horário, mas o Jorge, nosso técnico, vai passar aí amanhã.",
+]
+
+
+@pytest.mark.parametrize("text", HEDGED)
+def test_a_negated_guarantee_governs_the_whole_sentence(text: str) -> None:
+    assert not assess_promise(text).promise, text
+
+
+@pytest.mark.parametrize("text", HEDGED_THEN_PROMISED)
+def test_a_commitment_after_but_still_counts(text: str) -> None:
+    assert assess_promise(text).promise, text
+
+
+@given(
+    hedge=st.sampled_from(
+        ["Não posso garantir que", "Não consigo prometer que", "Não dá pra garantir que"]
+    ),
+    subject=st.sampled_from(
+        ["a Carla, do financeiro,", "o técnico, que está na rua,", "a equipe, que está cheia,"]
+    ),
+    act=st.sampled_from(
+        ["vai te ligar hoje", "vai passar aí amanhã", "consegue resolver até sexta"]
+    ),
+)
+def test_what_is_not_guaranteed_is_never_a_local_promise(
+    hedge: str, subject: str, act: str
+) -> None:
+    assert not assess_promise(f"{hedge} {subject} {act}.").promise
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        # The policy: "vou encaminhar para a equipe, tudo bem?" counts; the sentence opens
+        # with the commitment, and the closing tag asks nothing.
+        ("Amanhã cedo te mando as opções de cortina, pode ser?", False),
+        ("Vou passar seu pedido pra Carla e ela te liga hoje, tudo certo?", False),
+        # A real question keeps its mark, "pode ser" inside it too.
+        ("Pode ser amanhã às 10h?", True),
+        ("Qual horário pode ser melhor pra você?", True),
+    ],
+)
+def test_a_two_word_closing_tag_does_not_make_a_statement_a_question(text: str, asks: bool) -> None:
+    [(_, question)] = message_sentences(fold(text))
+    assert question is asks
+
+
+def test_em_ate_minutes_at_the_customers_place_is_a_time_ahead_but_not_a_service_level() -> None:
+    found = detect_rule_promise("Nosso motoboy volta aí com outra pizza em até 40 minutos.")
+    assert found is not None and found.rule_id == RULE
+    level = detect_rule_promise("Nossa equipe responde em até 30 minutos em horário comercial.")
+    assert level is None or level.rule_id != RULE
