@@ -176,6 +176,9 @@ HELDOUT_R31 = load_round_4("heldout_r31.json")
 # 0.941 / 0.96, share 0.14, no promise with no case with the check on); detector 23 came from
 # its misses.
 HELDOUT_R32 = load_round_4("heldout_r32.json")
+# Round 17, written blind with the policy only; reserved unread for the next round (only the
+# no-overlap test reads it).
+HELDOUT_R33 = load_round_4("heldout_r33.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -242,7 +245,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
     later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
-    later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32]
+    later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33]
     for later in later_sets:
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
