@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
+from cases.guardrail.promise_carriers import carrier_only
 from cases.guardrail.promise_features import message_sentences
 
 RULE = "staff_comes_at_a_time"
@@ -179,3 +180,45 @@ def test_em_ate_minutes_at_the_customers_place_is_a_time_ahead_but_not_a_service
     assert found is not None and found.rule_id == RULE
     level = detect_rule_promise("Nossa equipe responde em até 30 minutos em horário comercial.")
     assert level is None or level.rule_id != RULE
+
+
+# --- detector 24: an outside carrier's delivery is order status ---------------------------
+
+# The policy: "a transportadora vai entregar" is no subject of a promise; shipping status.
+CARRIER_STATUS = [
+    "Seu pedido vai ser enviado amanhã pelos Correios.",
+    "A transportadora vai entregar o seu pedido até quinta-feira.",
+    "Sua encomenda vai pela Jadlog e chega na sexta.",
+    "O kit segue pelos Correios ainda hoje, com rastreio.",
+]
+# Somebody of the business acts: the learned verdict stands (or a rule fires).
+CARRIER_AND_US = [
+    "A Carla vai ligar pra transportadora e resolver isso amanhã.",
+    "A gente vai acionar a transportadora amanhã.",
+    "A transportadora vai buscar o tênis e o time envia o novo par.",
+    "Vou verificar com os Correios e te retorno.",
+]
+
+
+@pytest.mark.parametrize("text", CARRIER_STATUS)
+def test_a_carriers_delivery_is_never_a_local_promise(text: str) -> None:
+    assert carrier_only(fold(text))
+    assert not assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", CARRIER_AND_US)
+def test_a_carrier_beside_somebody_of_the_business_keeps_the_verdict(text: str) -> None:
+    assert not carrier_only(fold(text))
+    assert assess_promise(text).promise
+
+
+@given(
+    carrier=st.sampled_from(["pelos Correios", "pela transportadora", "via Sedex", "pela Loggi"]),
+    person=st.sampled_from(["a Carla", "o técnico", "nossa equipe", "a gente", "o Beto"]),
+)
+def test_a_person_of_the_business_always_keeps_a_carrier_sentence(
+    carrier: str, person: str
+) -> None:
+    # Whatever the carrier, naming somebody of the business makes the sentence theirs.
+    assert carrier_only(fold(f"O pedido vai {carrier} amanhã."))
+    assert not carrier_only(fold(f"O pedido vai {carrier} amanhã e {person} confere tudo."))

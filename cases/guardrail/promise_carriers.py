@@ -1,0 +1,39 @@
+"""An outside carrier's delivery is order status, not a promise (the policy in ``promise``: "a
+transportadora vai entregar" is no subject of a promise, "seu pedido foi encaminhado para a
+transportadora" is shipping status). The learned stage reads a carrier as it reads the
+business's people ("pelos Correios" looks like "pela equipe"), so when its best sentence names
+a carrier and nobody of the business — no person or team, no name, no "we", "I" or "our", no
+"you" being acted for — its verdict is not left standing as a promise: the sentence goes to the
+model check, which reads it whole (or, with no model, to the customer as the status it is).
+The rules are never overruled: a rule hit ("vou verificar com os Correios") stays a promise.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lexicon import HUM_EXT_NOUNS
+from .promise_features import token_info
+
+# Carriers and post, folded: how an order travels.
+CARRIERS: frozenset[str] = frozenset(
+    ("transportadora", "transportadoras", "correios", "correio", "sedex", "jadlog", "loggi")
+)
+# The business or the AI itself in the sentence: then the verdict stands.
+_OURS = frozenset(("HUM", "NAME", "WE", "I", "OUR", "PRO", "CL"))
+_FIRST_PERSON = frozenset(("vou", "vo", "vamos", "irei", "iremos", "estou", "estamos", "gente"))
+_OUTSIDE = frozenset(HUM_EXT_NOUNS)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def carrier_only(folded_sentence: str) -> bool:
+    """Whether a folded sentence names a carrier and nobody of the business."""
+    words = _WORD.findall(folded_sentence)
+    if CARRIERS.isdisjoint(words):
+        return False
+    for word in words:
+        if word in _OUTSIDE or word in CARRIERS:
+            continue
+        if word in _FIRST_PERSON or token_info(word)[0] in _OURS:
+            return False
+    return True
