@@ -109,6 +109,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r27", CASES_FIXTURES / "heldout_r27.json"),
         ("heldout_r29", CASES_FIXTURES / "heldout_r29.json"),
         ("heldout_r30", CASES_FIXTURES / "heldout_r30.json"),
+        ("heldout_r31", CASES_FIXTURES / "heldout_r31.json"),
         ("heldout_r32", CASES_FIXTURES / "heldout_r32.json"),
         ("probe_r16", CASES_FIXTURES / "probe_r16.json"),
     ):

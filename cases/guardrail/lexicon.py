@@ -95,9 +95,8 @@ DET = (
 # "do suporte" is a complement ("o telefone do suporte", "ninguem da equipe"), not a person
 # being addressed, so a bare noun right after "de/do/da" never counts as the target.
 NOT_AFTER_DE = r"(?<!\bd[aoe]\s)(?<!\bd[ao]s\s)"
-# After a person of the field: not an outside carrier's ("o entregador da transportadora"),
-# which is shipping status.
-NOT_A_CARRIERS = r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber))"
+# After a person of the field: not an outside carrier's ("o entregador da transportadora").
+NOT_A_CARRIERS = r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber|loggi))"
 CORE = alt(HUM_CORE_NOUNS)
 ALL = alt(HUM_CORE_NOUNS + HUM_EXT_NOUNS)
 # ... but not the customer's own people ("o financeiro da sua empresa") nor a database.

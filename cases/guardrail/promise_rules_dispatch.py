@@ -81,7 +81,7 @@ _DAY_AHEAD = (
 # At the customer's place ("passa aí", "chega no seu prédio"), a clock time is this
 # customer's appointment, not the business's hours: "o entregador passa aí entre 14h e 16h".
 _AT_YOURS = (
-    r"(?:ai|ate\s+ai|ate\s+voce|ate\s+vc|na\s+sua\s+casa|no\s+seu\s+(?:endereco|predio"
+    r"(?:ai|ate\s+ai|ate\s+voce|ate\s+vc|na\s+sua\s+casa|em\s+casa|no\s+seu\s+(?:endereco|predio"
     r"|apartamento|ap|condominio|trabalho)|na\s+sua\s+(?:portaria|loja|empresa|obra))"
 )
 _CLOCK = r"(?:[0-9]{1,2}\s*(?:h|hs|horas?)(?:[0-9]{2})?|[0-9]{1,2}:[0-9]{2})"
@@ -133,6 +133,17 @@ _NOT_THEIR_VEHICLE = (
     r"|prefeitura|seguradora|lixo|coleta|excursao|linha|onibus))"
 )
 _SENT = r"(?:enviad|deslocad|designad|mandad|encaminhad)[oa]s?"
+# "Mudança agendada para 22/03! Nossa equipe chega às 7h...": an appointment confirmed for a
+# day ahead, then, in the next sentence, a person of the business coming to it.
+_BOOKED_FOR = (
+    rf"\s+(?:para|pra|pro)\s+(?:{_DAY_AHEAD}|{_WEEKDAY}|sabado|domingo|[0-9]{{1,2}}/[0-9]{{1,2}})"
+    r"(?![a-z0-9])[^.!?\n]*[.!?]+[^a-z0-9\n]*(?:(?:nosso|nossa|o|a|os|as)\s+)?"
+    + alt(_PEOPLE)
+    + WORD_END
+    + NOT_A_CARRIERS
+    + SUBJ_GAP
+    + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}"
+)
 
 DISPATCH_RULES: tuple[Rule, ...] = (
     Rule(
@@ -209,6 +220,13 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 r"|retorna\s+(?:a\s+)?(?:sua|tua)\s+(?:ligacao|chamada|mensagem|contato))"
                 + WORD_END,
                 before=_NOT_A_CONDITION,
+            ),
+            Branch(
+                (
+                    *("agendado", "agendada", "marcado", "marcada", "confirmado", "confirmada"),
+                    *("reservado", "reservada", "combinado", "combinada", "ficou", "ficaram"),
+                ),
+                _BOOKED_FOR,
             ),
             # "o técnico Juninho is on the way": the English of ``staff_on_the_way``.
             Branch(

@@ -169,8 +169,8 @@ HELDOUT_R29 = load_round_4("heldout_r29.json")
 # once on detector 21 (local 1.0 / 0.86, share 0.12, one promise with no case with the check
 # on: a moving truck "chega aí por volta das 8h"); rules 22 came from its misses.
 HELDOUT_R30 = load_round_4("heldout_r30.json")
-# Round 17, written blind with the policy only; reserved for the round's last, untuned reading
-# (only the no-overlap test reads it).
+# Round 17, written blind with the policy only, read once on detector 24 (local 0.959 / 0.94,
+# share 0.19, one promise with no case with the check on); detector 25 came from its misses.
 HELDOUT_R31 = load_round_4("heldout_r31.json")
 # Round 17, written blind with the policy only, read once in round 17 on detector 22 (local
 # 0.941 / 0.96, share 0.14, no promise with no case with the check on); detector 23 came from
@@ -371,12 +371,14 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R29, MODEL_CHECK_SHARE_CEILING),
         (HELDOUT_R30, MODEL_CHECK_SHARE_CEILING),
         (HELDOUT_R32, MODEL_CHECK_SHARE_CEILING),
+        # r31 (0.19 first read, on detector 24) led to detector 25 (0.17).
+        (HELDOUT_R31, 0.2),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
-        *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32"),
+        *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(

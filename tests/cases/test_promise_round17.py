@@ -50,6 +50,10 @@ PROMISES = [
     # For you, at a clock time.
     "O vendedor Caio te encontra na loja às 15h pra fechar o contrato.",
     "A motorista te busca no hotel às 6h30 para o passeio.",
+    # An appointment confirmed for a day ahead, then the person coming to it (rules 25).
+    "Instalação confirmada para sexta! O técnico Lucas chega com os cabos às 8h.",
+    "Limpeza agendada para 14/05. Nossa equipe chega cedo com o material.",
+    "A coleta ficou para segunda. O motorista passa aí com a van.",
     # Left already, and English.
     "O técnico já saiu da loja e chega em 20 min.",
     "O instalador Marcos is on the way e chega em 30 min.",
@@ -74,6 +78,11 @@ NOT_PROMISES = [
     "O boleto será enviado para o seu e-mail amanhã.",
     "Seu pedido já saiu e ele chega amanhã pela transportadora.",
     "Ele chega amanhã, é só acompanhar o rastreio.",
+    # An appointment and then a fact, a habit, an instruction or someone else's courier.
+    "Consulta marcada para 15/04. Nossa recepção abre às 7h.",
+    "Seu horário ficou para terça. A equipe sempre chega 10 minutos antes.",
+    "Pedido confirmado para amanhã! O motoboy da Loggi leva até as 18h.",
+    "Agendamento confirmado para amanhã. Se o técnico não chegar até as 9h, me avisa.",
     # The customer calls; a negation.
     "Você pode ligar pro consultor às 16h, ele atende até as 18h.",
     "Ele não te liga, o contato é só pelo e-mail.",
