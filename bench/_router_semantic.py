@@ -19,7 +19,8 @@
   unread; first read in round 15 on the shipped code); ``own_r13_*``: own_scenarios_r13.json
   (written blind in round 15 and reserved unread; first read in round 16 on the shipped
   code); ``own_r14_*``: own_scenarios_r14.json (written blind in round 16 and reserved
-  unread; first read in round 17 on the shipped code).
+  unread; first read in round 17 on the shipped code); ``own_r15_*``: own_scenarios_r15.json
+  (written blind in round 17, read once at its end on the shipped code).
 * ``*_reranked_share``: the share of messages the second encoder re-ranked.
 * ``semantic_*`` public sets: Credsystem pt-BR in full; Banking77 and CLINC150 on a
   fixed sample of their test sets (the encoder costs ~4 ms a message).
@@ -68,6 +69,7 @@ OWN_R11 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r11.json"
 OWN_R12 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r12.json"
 OWN_R13 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r13.json"
 OWN_R14 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r14.json"
+OWN_R15 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r15.json"
 MIN_CONFIDENCE = 0.6  # the router's default min_confidence
 # The local_accept_threshold of earlier routers, and the default for the semantic stage
 # (routers.models; where its precision reaches ~0.97 on the own scenarios).
@@ -303,6 +305,7 @@ def bench_own_heldout() -> Iterator[Line]:
     yield from bench_scenarios("own_r12_heldout", own_scenarios("heldout", OWN_R12), learning=True)
     yield from bench_scenarios("own_r13_heldout", own_scenarios("heldout", OWN_R13), learning=True)
     yield from bench_scenarios("own_r14_heldout", own_scenarios("heldout", OWN_R14), learning=True)
+    yield from bench_scenarios("own_r15_heldout", own_scenarios("heldout", OWN_R15), learning=True)
 
 
 def bench_routing_dev_lexical() -> Iterator[Line]:
