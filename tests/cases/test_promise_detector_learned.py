@@ -179,6 +179,10 @@ HELDOUT_R32 = load_round_4("heldout_r32.json")
 # Round 17, written blind with the policy only; reserved unread for the next round (only the
 # no-overlap test reads it).
 HELDOUT_R33 = load_round_4("heldout_r33.json")
+# Round 17, written blind with the policy only, read once at the end of round 17 on the shipped
+# detector 25 and never tuned on (local 0.979 / 0.94, share 0.15, no promise with no case with
+# the check on).
+HELDOUT_R34 = load_round_4("heldout_r34.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -245,7 +249,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     assert len(HELDOUT_R15) == 80 and sum(label for _, label in HELDOUT_R15) == 40
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
     later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
-    later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33]
+    later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33, HELDOUT_R34]
     for later in later_sets:
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
@@ -373,12 +377,14 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R32, MODEL_CHECK_SHARE_CEILING),
         # r31 (0.19 first read, on detector 24) led to detector 25 (0.17).
         (HELDOUT_R31, 0.2),
+        (HELDOUT_R34, MODEL_CHECK_SHARE_CEILING),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
         *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
+        "heldout_r34",
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
