@@ -96,7 +96,8 @@ DET = (
 # being addressed, so a bare noun right after "de/do/da" never counts as the target.
 NOT_AFTER_DE = r"(?<!\bd[aoe]\s)(?<!\bd[ao]s\s)"
 # After a person of the field: not an outside carrier's ("o entregador da transportadora").
-NOT_A_CARRIERS = r"(?!\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber|loggi))"
+OUTSIDE_COURIERS = ("transportadora", "correios", "app", "aplicativo", "ifood", "uber", "loggi")
+NOT_A_CARRIERS = rf"(?!\s+d[aoe]s?\s+{alt(OUTSIDE_COURIERS)})"
 CORE = alt(HUM_CORE_NOUNS)
 ALL = alt(HUM_CORE_NOUNS + HUM_EXT_NOUNS)
 # ... but not the customer's own people ("o financeiro da sua empresa") nor a database.

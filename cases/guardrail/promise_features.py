@@ -395,7 +395,7 @@ def _is_tag_question(tokens: list[str]) -> bool:
         return False
     if tokens[-1] in _TAGS:
         return True
-    return len(tokens) > 3 and tokens[-3] == "," and (tokens[-2], tokens[-1]) in _TAG_PAIRS
+    return tokens[-3] == "," and (tokens[-2], tokens[-1]) in _TAG_PAIRS
 
 
 # Words whose class a list sets: a capitalised one after an article keeps it ("a Equipe").

@@ -15,6 +15,7 @@ from .lexicon import (
     FUT_AUX,
     NOT_A_CARRIERS,
     NOT_AFTER_DE,
+    OUTSIDE_COURIERS,
     PEOPLE_EXTRA,
     SUBJ_GAP,
     SUBJECT_LEADS,
@@ -85,6 +86,13 @@ _AT_YOURS = (
     r"|apartamento|ap|condominio|trabalho)|na\s+sua\s+(?:portaria|loja|empresa|obra))"
 )
 _CLOCK = r"(?:[0-9]{1,2}\s*(?:h|hs|horas?)(?:[0-9]{2})?|[0-9]{1,2}:[0-9]{2})"
+
+
+def _later_in_clause(pattern: str) -> str:
+    """``pattern`` as a whole phrase somewhere further in the same clause."""
+    return rf"[^.!?;\n]*?(?<![a-z0-9]){pattern}(?![a-z0-9])"
+
+
 # At the customer's place, "em até 40 minutos" is this customer's wait too (alone, "a equipe
 # responde em até 30 minutos" is a service level).
 _CLOCK_AHEAD = (
@@ -123,15 +131,15 @@ _LEFT_AND = r"(?:\s+ja)?(?:\s+(?:saiu|sairam|partiu)(?:\s+[a-z]+){0,3}?\s+e)?"
 _NOT_FROM = r"(?!\s+(?:a\s+[a-z]+(?:ar|er|ir)|de|do|da|dos|das)(?![a-z0-9]))"
 # In the same clause: a time ahead that names a day, or the customer's place and a clock time.
 _WHEN = (
-    rf"(?=[^.!?;\n]*?(?<![a-z0-9]){_DAY_AHEAD}(?![a-z0-9])"
-    + rf"|(?:\s+[a-z0-9]+){{0,3}}?\s+{_AT_YOURS}{WORD_END}"
-    + rf"[^.!?;\n]*?(?<![a-z0-9]){_CLOCK_AHEAD}(?![a-z0-9]))"
+    rf"(?={_later_in_clause(_DAY_AHEAD)}"
+    + rf"|(?:\s+[a-z0-9]+){{0,3}}?\s+{_AT_YOURS}{WORD_END}{_later_in_clause(_CLOCK_AHEAD)})"
 )
 # A vehicle that is someone else's: a carrier's, an app's, the city's.
-_NOT_THEIR_VEHICLE = (
-    r"(?!(?:\s+[a-z]+)?\s+d[aoe]s?\s+(?:transportadora|correios|app|aplicativo|ifood|uber"
-    r"|prefeitura|seguradora|lixo|coleta|excursao|linha|onibus))"
+_THEIRS = (
+    *OUTSIDE_COURIERS,
+    *("prefeitura", "seguradora", "lixo", "coleta", "excursao", "linha", "onibus"),
 )
+_NOT_THEIR_VEHICLE = rf"(?!(?:\s+[a-z]+)?\s+d[aoe]s?\s+{alt(_THEIRS)})"
 _SENT = r"(?:enviad|deslocad|designad|mandad|encaminhad)[oa]s?"
 # "Mudança agendada para 22/03! Nossa equipe chega às 7h...": an appointment confirmed for a
 # day ahead, then, in the next sentence, a person of the business coming to it.
@@ -186,8 +194,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 + _LEFT_AND
                 + rf"\s+(?:{_COMES}{WORD_END}{_NOT_FROM}{_WHEN}"
                 # For you, at a clock time: "o corretor te busca no metrô às 10h".
-                + rf"|(?:te|lhe)\s+{_COMES}{WORD_END}(?=[^.!?;\n]*?(?<![a-z0-9]){_CLOCK_AHEAD}"
-                + r"(?![a-z0-9])))",
+                + rf"|(?:te|lhe)\s+{_COMES}{WORD_END}(?={_later_in_clause(_CLOCK_AHEAD)}))",
                 # Not a complement ("o telefone do técnico"), nor a condition ("se o técnico
                 # vem amanhã, ...").
                 before=_NOT_A_CONDITION,
