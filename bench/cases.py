@@ -111,6 +111,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r30", CASES_FIXTURES / "heldout_r30.json"),
         ("heldout_r31", CASES_FIXTURES / "heldout_r31.json"),
         ("heldout_r32", CASES_FIXTURES / "heldout_r32.json"),
+        ("heldout_r33", CASES_FIXTURES / "heldout_r33.json"),
         ("heldout_r34", CASES_FIXTURES / "heldout_r34.json"),
         ("probe_r16", CASES_FIXTURES / "probe_r16.json"),
     ):
