@@ -183,6 +183,9 @@ HELDOUT_R33 = load_round_4("heldout_r33.json")
 # detector 25 and never tuned on (local 0.979 / 0.94, share 0.15, no promise with no case with
 # the check on).
 HELDOUT_R34 = load_round_4("heldout_r34.json")
+# Round 18, written blind with the policy only; reserved unread for the round's last reading
+# (only this no-overlap test reads it).
+HELDOUT_R35 = load_round_4("heldout_r35.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -250,6 +253,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
     later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
     later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33, HELDOUT_R34]
+    later_sets += [HELDOUT_R35]
     for later in later_sets:
         assert not {fold(text).strip() for text, _ in later} & training
         assert len(later) == 100 and sum(label for _, label in later) == 50
