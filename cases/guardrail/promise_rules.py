@@ -47,7 +47,6 @@ from .lexicon import (
     HE_DONE,
     HEARS_LEADS,
     HEARS_REST,
-    HUM_ALL,
     HUM_ALL_BARE,
     HUM_CORE,
     HUM_CORE_BARE,
@@ -78,6 +77,7 @@ from .lexicon import (
     gap,
     ralt,
 )
+from .lexicon_people import CHECK_TARGET
 from .promise_rule_types import Branch, Rule, first_token, first_tokens, tail
 from .promise_rules_dispatch import DISPATCH_RULES
 from .promise_rules_en import EN_RULES
@@ -85,7 +85,7 @@ from .promise_rules_pending import PENDING_RULES
 
 _INTENT_TAILS = (
     # "vou verificar com a equipe", "estou checando com o financeiro".
-    tail("check_with_human", rf"{CHECK_INF}{gap(6)}\s+{WITH}{HUM_ALL}"),
+    tail("check_with_human", rf"{CHECK_INF}{gap(6)}\s+{WITH}{CHECK_TARGET}"),
     # "vou consultar o juridico", "vou chamar um atendente", "vou avisar o gerente".
     # Only people of the business: "vou consultar a loja mais proxima" is a search, not a call.
     tail("alert_human", rf"{ALERT_INF}{gap(3)}\s+{ALERT_PREP}{HUM_CORE}"),
@@ -123,7 +123,7 @@ RULES: tuple[Rule, ...] = (
         tails=("check_with_human", "alert_human", "forward_to_human", "ask_human", "open_ticket"),
     ),
     # "confirmo com o medico", "vejo com o pessoal".
-    Rule("check_with_human", (Branch(CHECK_PRESENT_LEADS, rf"{gap(6)}\s+{WITH}{HUM_ALL}"),)),
+    Rule("check_with_human", (Branch(CHECK_PRESENT_LEADS, rf"{gap(6)}\s+{WITH}{CHECK_TARGET}"),)),
     # "acionei o suporte", "ja notifiquei a equipe".
     Rule("alert_human", (Branch(ALERT_FINITE_LEADS, rf"{gap(3)}\s+{ALERT_PREP}{HUM_CORE}"),)),
     # "ja repassei para o time", "encaminhamos ao setor responsavel".

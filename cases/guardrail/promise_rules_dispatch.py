@@ -27,7 +27,8 @@ from .promise_rule_types import Branch, Rule
 # The business's vehicles, folded. "carro" only when it is not the house's "carro-chefe".
 FLEET_WORDS: tuple[str, ...] = (
     *("caminhao", "caminhaozinho", "caminhonete", "carreta", "carro", "furgao", "kombi"),
-    *("moto", "picape", "utilitario", "van", "vanzinha", "fiorino", "veiculo"),
+    *("moto", "picape", "utilitario", "van", "vanzinha", "fiorino", "veiculo", "guincho"),
+    "ambulancia",
 )
 _FLEET = rf"{alt(FLEET_WORDS)}{WORD_END}(?![\s-]+chefe)"
 _OURS = r"(?:nosso|nossa|proxim[oa]|nosso\s+proximo|nossa\s+proxima)"
@@ -203,13 +204,21 @@ DISPATCH_RULES: tuple[Rule, ...] = (
             # e chega em uns 40 min": a vehicle sent to the customer carries a driver of the
             # business (not a carrier's, an app's or the city's).
             Branch(
-                (*FLEET_WORDS, "guincho", "ambulancia"),
+                FLEET_WORDS,
                 _NOT_THEIR_VEHICLE
                 + SUBJ_GAP
                 + _LEFT_AND
                 + r"\s+(?:chega|passa|vem|vai\s+ai|encosta|estaciona)"
                 + rf"{WORD_END}{_NOT_FROM}{_WHEN}",
                 before=_NOT_A_CONDITION,
+            ),
+            # "O Seu Armando, nosso afinador, passa aí na terça": whoever the apposition makes
+            # one of the business's own, at a time ahead (round 18).
+            Branch(
+                ("nosso", "nossa"),
+                r"(?:\s+[a-z]+){1,3}\s*,(?:\s+ja)?\s+(?:te\s+|lhe\s+)?"
+                + rf"{_COMES}{WORD_END}{_NOT_FROM}{_WHEN}",
+                before=r"(?<=,\s)",
             ),
             # "um técnico será enviado ao local", "os montadores vão ser deslocados amanhã".
             Branch(

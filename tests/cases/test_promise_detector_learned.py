@@ -176,8 +176,9 @@ HELDOUT_R31 = load_round_4("heldout_r31.json")
 # 0.941 / 0.96, share 0.14, no promise with no case with the check on); detector 23 came from
 # its misses.
 HELDOUT_R32 = load_round_4("heldout_r32.json")
-# Round 17, written blind with the policy only; reserved unread for the next round (only the
-# no-overlap test reads it).
+# Round 17, written blind with the policy only, read once at the start of round 18 on detector
+# 25 (local 1.0 / 0.88, share 0.21, three promises with no case with the check on); detector
+# 26 came from its misses.
 HELDOUT_R33 = load_round_4("heldout_r33.json")
 # Round 17, written blind with the policy only, read once at the end of round 17 on the shipped
 # detector 25 and never tuned on (local 0.979 / 0.94, share 0.15, no promise with no case with
@@ -401,6 +402,18 @@ def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages
     assert precision >= 0.94, mistakes
     share = sum(assess_promise(text).uncertain for text, _ in items) / len(items)
     assert share <= share_ceiling
+
+
+def test_r33_lets_out_one_promise_at_most_with_the_check_on() -> None:
+    # r33's first reading (detector 25) let three promises out with no case even with the
+    # check on; rules 26 caught two. The third, a porter named only by "Seu" ("o Seu Dito
+    # leva as malas até o carro na hora da saída", 0.02), has no day ahead and no word of
+    # the business: left, and counted here so that no second one joins it.
+    precision, recall, mistakes = precision_recall(HELDOUT_R33, with_oracle_check)
+    assert recall >= 0.98, mistakes
+    assert precision >= 0.94, mistakes
+    share = sum(assess_promise(text).uncertain for text, _ in HELDOUT_R33) / len(HELDOUT_R33)
+    assert share <= 0.2
 
 
 def test_r25_sends_one_promise_with_no_case_the_water_tanker() -> None:

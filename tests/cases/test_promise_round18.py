@@ -1,0 +1,96 @@
+"""Round 18 of the promise detector (rules 26), from the first reading of the blind set r33: a
+promise to "confirmar com o marceneiro" reached the customer with no case even with the model
+check on (a carpenter is no word of the team lists), as did "Nosso guincho busca o seu carro
+amanhã às 8h" (a tow truck is the business's vehicle), and "O Seu Armando, nosso afinador,
+passa aí na terça" was only sent to the check.
+
+* Whom the AI checks with may be anyone named by a trade (``lexicon_people``): Portuguese
+  makes most trades with -eiro/-eira, -ista, -dor/-dora, -tor/-tora; the words with those
+  endings that are no one ("dinheiro", "carteira", "computador", "revista") stay nothing.
+* The tow truck and the ambulance are fleet words like the van and the truck.
+* An apposition ("X, nosso afinador,") makes its subject one of the business's own.
+
+Every message here was written for this test and is in no corpus or measurement set. The
+oracle is the policy at the top of ``cases/guardrail/promise.py``, not the detector.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cases.guardrail.promise import assess_promise, detect_rule_promise
+
+# The policy: "the AI will involve a person or team: vou verificar com a equipe".
+CHECKS_WITH_A_TRADE = [
+    "Vou confirmar com a costureira se dá pra fazer a barra até sábado e te aviso.",
+    "Deixa eu ver com o serralheiro se ele tem o perfil em estoque, já te falo o prazo.",
+    "Vou checar com a nutricionista se a dieta pode ter lactose e te retorno.",
+    "Vou alinhar com o projetista as medidas da cozinha e te mando a planta nova.",
+    "Confirmo com os pintores se eles conseguem começar na segunda.",
+    "Vou conversar com a instrutora sobre a reposição da aula e depois te falo.",
+]
+# The policy: what the AI does itself, now, is no promise; a thing is no one to talk to.
+CHECKS_WITH_A_THING = [
+    "Vou conferir com a carteirinha que você mandou e já te digo se está ativa.",
+    "Vou verificar com o extrato aqui no sistema e já te respondo.",
+    "Deixa eu comparar com a revista do mês passado, um instante.",
+    "Vou conferir com o medidor da foto que você enviou, um minuto.",
+]
+
+
+@pytest.mark.parametrize("text", CHECKS_WITH_A_TRADE)
+def test_rules_26_a_trade_is_someone_the_ai_checks_with(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == "check_with_human", text
+    assert assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", CHECKS_WITH_A_THING)
+def test_rules_26_a_thing_with_a_trades_ending_is_no_one(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != "check_with_human", text
+
+
+@given(
+    trade=st.sampled_from(
+        ["marceneiro", "vidraceira", "estoquista", "montador", "instrutora", "afinador"]
+    ),
+    thing=st.sampled_from(["dinheiro", "carteira", "computador", "revista", "geladeira"]),
+    lead=st.sampled_from(["Vou confirmar com", "Deixa eu ver com", "Vou checar com"]),
+)
+def test_the_same_check_is_a_promise_with_a_trade_and_nothing_with_a_thing(
+    trade: str, thing: str, lead: str
+) -> None:
+    with_person = detect_rule_promise(f"{lead} o {trade} e te aviso amanhã.")
+    assert with_person is not None and with_person.rule_id == "check_with_human"
+    with_thing = detect_rule_promise(f"{lead} a {thing} e te aviso amanhã.")
+    assert with_thing is None or with_thing.rule_id != "check_with_human"
+
+
+# The policy, round 15: "the business's own vehicle named as such puts one of its drivers to
+# work for the customer"; an apposition "nosso afinador" says whose the person is.
+PROMISES = [
+    "Nosso guincho busca a sua moto amanhã cedo na oficina.",
+    "A nossa ambulância passa aí às 14h pra levar o seu pai à consulta.",
+    "A Telma, nossa diarista, chega aí na quinta às 8h.",
+    "Combinado! O Zeca, nosso jardineiro, passa aí amanhã pra podar as árvores.",
+]
+NOT_PROMISES = [
+    # Someone else's tow truck; a habit; an apposition with no time ahead.
+    "O guincho da seguradora chega aí em uns 40 minutos.",
+    "O Zeca, nosso jardineiro, passa aí toda segunda de manhã.",
+    "A Telma, nossa diarista, chegou aí às 8h e já terminou a limpeza.",
+]
+
+
+@pytest.mark.parametrize("text", PROMISES)
+def test_rules_26_the_business_s_vehicle_or_own_person_comes_at_a_time(text: str) -> None:
+    assert detect_rule_promise(text) is not None, text
+    assert assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", NOT_PROMISES)
+def test_rules_26_leave_someone_else_s_vehicle_and_habits_alone(text: str) -> None:
+    assert detect_rule_promise(text) is None, text
