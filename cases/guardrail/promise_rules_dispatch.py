@@ -31,6 +31,7 @@ FLEET_WORDS: tuple[str, ...] = (
     "ambulancia",
 )
 _FLEET = rf"{alt(FLEET_WORDS)}{WORD_END}(?![\s-]+chefe)"
+_CARS = ("carro", "moto", "veiculo", "guincho", "ambulancia")
 _OURS = r"(?:nosso|nossa|proxim[oa]|nosso\s+proximo|nossa\s+proxima)"
 # A habit or a standing fact ("nossa van passa no seu bairro toda terça", "normalmente a
 # equipe responde..."): ``promise_scan`` takes every dispatch rule back on one of these
@@ -65,6 +66,10 @@ _MORE_STAFF = (
     *("carregador", "carregadores", "pintores", "pedreiros", "vidraceiro", "vidraceiros"),
     *("serralheiro", "serralheiros", "piscineiro", "gesseiro", "estofador", "tapeceiro"),
     *("dedetizador", "dedetizadores", "marceneiros", "jardineiros", "tecnica", "tecnicas"),
+    # The same trades in the feminine (round 18: "a vistoriadora passa no imóvel sexta").
+    *("vistoriadora", "vistoriadoras", "estofadora", "zeladora", "tatuadora", "encanadora"),
+    *("pintora", "pintoras", "marceneira", "jardineira", "cozinheira", "cozinheiras"),
+    *("barbeira", "chaveira", "gesseira", "tapeceira", "piscineira", "serralheira"),
 )
 # A time ahead that names a day: "amanhã", "na quinta", "no sábado", "dia 15", "semana que
 # vem", "até domingo", "hoje à tarde", "daqui a 20 min".
@@ -77,7 +82,11 @@ _DAY_AHEAD = (
     r"|em\s+(?:uns\s+|umas\s+|cerca\s+de\s+)?[0-9]+\s*(?:min|minutos|minutinhos|h|horas)"
     r"(?!\s+uteis)"
     r"|n[ao]\s+proxim[ao]\s+(?:visita|revisao|fatura|semana|mes|entrega|segunda|terca|quarta"
-    r"|quinta|sexta|sabado|domingo)|ate\s+(?:o\s+)?fi(?:m|nal)\s+do\s+dia)"
+    r"|quinta|sexta|sabado|domingo)|ate\s+(?:o\s+)?fi(?:m|nal)\s+do\s+dia|no\s+dia\s+seguinte"
+    # A bare weekday with its part of the day or clock: "passa sexta às 10h", "quarta de manhã".
+    rf"|(?:{_WEEKDAY}|sabado|domingo)\s+(?:de\s+manha|a\s+tarde|a\s+noite|cedo"
+    r"|as\s+[0-9]{1,2}(?:\s*(?:h|hs|horas?)(?:[0-9]{2})?|:[0-9]{2}))"
+    r")"
 )
 
 # At the customer's place ("passa aí", "chega no seu prédio"), a clock time is this
@@ -127,7 +136,11 @@ _NOT_A_CONDITION = (
 # The people of the business as subjects of these rules.
 _PEOPLE = (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF)
 # "já saiu da base e chega...": the departure before the arrival.
-_LEFT_AND = r"(?:\s+ja)?(?:\s+(?:saiu|sairam|partiu)(?:\s+[a-z]+){0,3}?\s+e)?"
+_LEFT_AND = (
+    r"(?:\s+ja)?(?:\s+(?:saiu|sairam|partiu)(?:\s+[a-z]+){0,3}?\s+e"
+    # "o chaveiro já tá indo, chega aí em 15 minutos".
+    r"|\s+(?:ta|esta|tao|estao)\s+indo(?:\s+ai)?\s*(?:,|e))?"
+)
 # Not where from ("volta de férias"), nor a periphrasis of resuming ("volta a abrir").
 _NOT_FROM = r"(?!\s+(?:a\s+[a-z]+(?:ar|er|ir)|de|do|da|dos|das)(?![a-z0-9]))"
 # In the same clause: a time ahead that names a day, or the customer's place and a clock time.
@@ -169,6 +182,14 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 ),
                 r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|com\s+[oa])\s+"
                 + rf"(?:{_OURS}\s+{_FLEET}|{_FLEET}{_RUN}{WORD_END})",
+            ),
+            # "O sofá vai no caminhão baú na quarta": a delivery vehicle (not a car, which is
+            # as often the customer's), no one else's, on a day ahead.
+            Branch(
+                ("vai", "vao", "sai", "saem", "segue", "seguem"),
+                r"(?:\s+[a-z0-9]+){0,3}?\s+n[oa]\s+"
+                + alt(tuple(word for word in FLEET_WORDS if word not in _CARS))
+                + rf"{WORD_END}{_NOT_THEIR_VEHICLE}(?={_later_in_clause(_DAY_AHEAD)})",
             ),
             # "nossa van passa aí amanhã", "o nosso caminhão chega às 7h": the vehicle comes.
             Branch(

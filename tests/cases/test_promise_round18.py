@@ -94,3 +94,53 @@ def test_rules_26_the_business_s_vehicle_or_own_person_comes_at_a_time(text: str
 @pytest.mark.parametrize("text", NOT_PROMISES)
 def test_rules_26_leave_someone_else_s_vehicle_and_habits_alone(text: str) -> None:
     assert detect_rule_promise(text) is None, text
+
+
+# --- rules 27: the physical world (the tune half of field_r18) ---------------------------
+
+# The policy: a person or vehicle of the business that will act for the customer.
+FIELD_PROMISES = [
+    # A bare weekday with its part of the day or clock is a day ahead.
+    "O técnico passa no seu prédio quinta às 14h pra trocar o interfone.",
+    "A equipe de limpeza chega sábado de manhã com o material.",
+    # "no dia seguinte".
+    "O pintor termina a sala hoje e o montador vem no dia seguinte.",
+    # On the way, then the arrival.
+    "O motoboy já tá indo, chega aí em uns 20 minutos 🛵",
+    # Trades in the feminine.
+    "A zeladora passa aí amanhã pra entregar as chaves.",
+    # A delivery vehicle on a day ahead.
+    "A geladeira vai na van na sexta, entre 13h e 17h.",
+]
+FIELD_NEAR_MISSES = [
+    # A habit, a past event, an instruction, someone else's truck, the customer's car.
+    "O técnico sempre passa no prédio quinta às 14h para a revisão mensal.",
+    "A zeladora passou aí ontem e deixou as chaves na portaria.",
+    "Você pode trazer o carro sexta às 8h, a oficina abre nesse horário.",
+    "O pedido vai no caminhão da transportadora na sexta.",
+    "Você vai no carro da empresa na sexta? Então é só apresentar o crachá.",
+]
+
+
+@pytest.mark.parametrize("text", FIELD_PROMISES)
+def test_rules_27_read_the_business_s_people_and_vehicles_at_a_day_ahead(text: str) -> None:
+    assert detect_rule_promise(text) is not None, text
+    assert assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", FIELD_NEAR_MISSES)
+def test_rules_27_leave_habits_the_past_and_other_vehicles_alone(text: str) -> None:
+    assert detect_rule_promise(text) is None, text
+
+
+@given(
+    day=st.sampled_from(["segunda", "terça", "quarta-feira", "sábado", "domingo"]),
+    part=st.sampled_from(["de manhã", "à tarde", "cedo", "às 9h", "às 14:30"]),
+)
+def test_a_bare_weekday_with_its_part_of_the_day_is_a_day_ahead_unless_it_is_a_habit(
+    day: str, part: str
+) -> None:
+    visit = detect_rule_promise(f"O encanador passa aí {day} {part}.")
+    assert visit is not None and visit.rule_id == "staff_comes_at_a_time"
+    every = "todo" if day in ("sábado", "domingo") else "toda"
+    assert detect_rule_promise(f"O encanador passa aí {every} {day} {part}.") is None
