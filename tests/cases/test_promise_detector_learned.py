@@ -184,8 +184,9 @@ HELDOUT_R33 = load_round_4("heldout_r33.json")
 # detector 25 and never tuned on (local 0.979 / 0.94, share 0.15, no promise with no case with
 # the check on).
 HELDOUT_R34 = load_round_4("heldout_r34.json")
-# Round 18, written blind with the policy only; reserved unread for the round's last reading
-# (only this no-overlap test reads it).
+# Round 18, written blind with the policy only, read once at the end of round 18 on the shipped
+# detector 27 and never tuned on (local 0.917 / 0.88, share 0.18, no promise with no case with
+# the check on).
 HELDOUT_R35 = load_round_4("heldout_r35.json")
 # Round 18, written blind for the physical world (people and vehicles of the business at a time
 # ahead) and split by a hash: rules 27 came from the tune half; the other was only measured.
@@ -388,13 +389,15 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         # r31 (0.19 first read, on detector 24) led to detector 25 (0.17).
         (HELDOUT_R31, 0.2),
         (HELDOUT_R34, MODEL_CHECK_SHARE_CEILING),
+        # r35: read once on detector 27 (0.18), never tuned on.
+        (HELDOUT_R35, 0.19),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
         *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
-        "heldout_r34",
+        *("heldout_r34", "heldout_r35"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
