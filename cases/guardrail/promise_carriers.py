@@ -1,6 +1,7 @@
 """An outside carrier's delivery is order status, not a promise (the policy in ``promise``: "a
 transportadora vai entregar" is no subject of a promise, "seu pedido foi encaminhado para a
-transportadora" is shipping status). The learned stage reads a carrier as it reads the
+transportadora" is shipping status); so is an insurer's or a public body's own process
+(detector 28). The learned stage reads a carrier as it reads the
 business's people ("pelos Correios" looks like "pela equipe"), so when its best sentence names
 a carrier and nobody of the business — no person or team, no name, no "we", "I" or "our", no
 "you" being acted for — its verdict is not left standing as a promise: the sentence goes to the
@@ -19,6 +20,16 @@ from .promise_features import token_info
 CARRIERS: frozenset[str] = frozenset(
     ("transportadora", "transportadoras", "correios", "correio", "sedex", "jadlog", "loggi")
 )
+# Other outside parties the policy names as no subject of a promise: an insurer, a public
+# body, a registry, a utility ("a seguradora vai analisar o sinistro em até 30 dias" is how
+# their process runs, not this business's commitment). Not "banco": as often a seat or a bench
+# ("o Tião refaz a limpeza do banco traseiro") as a bank.
+OUTSIDE_SUBJECTS: frozenset[str] = CARRIERS | frozenset(
+    (
+        *("seguradora", "seguradoras", "prefeitura", "detran", "cartorio", "inss", "procon"),
+        *("financeira", "concessionaria"),
+    )
+)
 # The business or the AI itself in the sentence: then the verdict stands.
 _OURS = frozenset(("HUM", "NAME", "WE", "I", "OUR", "PRO", "CL"))
 _FIRST_PERSON = frozenset(("vou", "vo", "vamos", "irei", "iremos", "estou", "estamos", "gente"))
@@ -29,10 +40,10 @@ _WORD = re.compile(r"[a-z0-9]+")
 def carrier_only(folded_sentence: str) -> bool:
     """Whether a folded sentence names a carrier and nobody of the business."""
     words = _WORD.findall(folded_sentence)
-    if CARRIERS.isdisjoint(words):
+    if OUTSIDE_SUBJECTS.isdisjoint(words):
         return False
     for word in words:
-        if word in _OUTSIDE or word in CARRIERS:
+        if word in _OUTSIDE or word in OUTSIDE_SUBJECTS:
             continue
         if word in _FIRST_PERSON or token_info(word)[0] in _OURS:
             return False

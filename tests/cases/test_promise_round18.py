@@ -20,7 +20,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
+from cases.guardrail.promise_carriers import carrier_only
 
 # The policy: "the AI will involve a person or team: vou verificar com a equipe".
 CHECKS_WITH_A_TRADE = [
@@ -144,3 +146,36 @@ def test_a_bare_weekday_with_its_part_of_the_day_is_a_day_ahead_unless_it_is_a_h
     assert visit is not None and visit.rule_id == "staff_comes_at_a_time"
     every = "todo" if day in ("sábado", "domingo") else "toda"
     assert detect_rule_promise(f"O encanador passa aí {every} {day} {part}.") is None
+
+
+# --- detector 28: other outside parties as the only actor -------------------------------
+
+# The policy: people outside the business count "when the AI will talk to them, not as
+# subjects"; their own process is no commitment of this business.
+OUTSIDE_PROCESS = [
+    "A seguradora vai analisar o sinistro em até 30 dias, conforme as regras da apólice.",
+    "O Detran vai enviar o documento novo pelo correio em até 10 dias úteis.",
+    "A concessionária vai religar a energia em até 24 horas depois do pagamento.",
+]
+OUTSIDE_AND_US = [
+    "Vou verificar com a seguradora e te retorno amanhã.",
+    "A Carla vai ligar pra seguradora e resolver isso ainda hoje.",
+    "Nossa equipe vai acompanhar o processo com o Detran e te avisa de cada etapa.",
+]
+
+
+@pytest.mark.parametrize("text", OUTSIDE_PROCESS)
+def test_an_outside_party_s_own_process_is_never_a_local_promise(text: str) -> None:
+    assert carrier_only(fold(text))
+    assert not assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", OUTSIDE_AND_US)
+def test_an_outside_party_beside_the_business_keeps_the_verdict(text: str) -> None:
+    assert not carrier_only(fold(text))
+    assert assess_promise(text).promise
+
+
+def test_a_bank_seat_is_no_outside_party() -> None:
+    # "banco" is as often a seat as a bank: it never makes a sentence outside-only.
+    assert not carrier_only(fold("Amanhã cedo o técnico refaz a limpeza do banco traseiro."))
