@@ -415,31 +415,30 @@ def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages
     assert share <= share_ceiling
 
 
-def test_r33_lets_out_one_promise_at_most_with_the_check_on() -> None:
-    # r33's first reading (detector 25) let three promises out with no case even with the
-    # check on; rules 26 caught two. The third, a porter named only by "Seu" ("o Seu Dito
-    # leva as malas até o carro na hora da saída", 0.02), has no day ahead and no word of
-    # the business: left, and counted here so that no second one joins it.
-    precision, recall, mistakes = precision_recall(HELDOUT_R33, with_oracle_check)
+# Sets that let one promise out with no case even with the check on; a second would be a
+# regression.
+# r25: its writer labels every delivery on the business's own vehicle a promise; the cue reads
+# "no nosso caminhão" and "na próxima van" but not a truck named by its kind with no "our" ("o
+# pipa de 10 mil litros já saiu da base"). Precision with a perfect check was 0.961 before
+# features f14 and 0.942 with them (an instruction, "o senhor deve ligar para 0800 ... que
+# está no chaveiro", lost the negation scope Portuguese "no" had opened by mistake); f14 was
+# kept for the corpus (nested CV misses 196 -> 171, share 0.175 -> 0.167).
+# r33: its first reading (detector 25) let three out; rules 26 caught two. The third, a porter
+# named only by "Seu" ("o Seu Dito leva as malas até o carro na hora da saída", 0.02), has no
+# day ahead and no word of the business.
+@pytest.mark.parametrize(
+    ("items", "share_ceiling"),
+    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2)],
+    ids=["heldout_r25", "heldout_r33"],
+)
+def test_these_sets_let_out_one_promise_at_most_with_the_check_on(
+    items: Labelled, share_ceiling: float
+) -> None:
+    precision, recall, mistakes = precision_recall(items, with_oracle_check)
     assert recall >= 0.98, mistakes
     assert precision >= 0.94, mistakes
-    share = sum(assess_promise(text).uncertain for text, _ in HELDOUT_R33) / len(HELDOUT_R33)
-    assert share <= 0.2
-
-
-def test_r25_sends_one_promise_with_no_case_the_water_tanker() -> None:
-    # r25's writer labels every delivery on the business's own vehicle a promise; the cue
-    # reads "no nosso caminhão" and "na próxima van" but not a truck named by its kind with
-    # no "our" ("o pipa de 10 mil litros já saiu da base"): one promise of 50 is neither found
-    # nor checked. A second would be a regression. Precision with a perfect check was 0.961
-    # before features f14 and 0.942 with them (an instruction, "o senhor deve ligar para
-    # 0800 ... que está no chaveiro", lost the negation scope Portuguese "no" had opened by
-    # mistake); f14 was kept for the corpus (nested CV misses 196 -> 171, share 0.175 -> 0.167).
-    precision, recall, mistakes = precision_recall(HELDOUT_R25, with_oracle_check)
-    assert recall >= 0.98, mistakes
-    assert precision >= 0.94, mistakes
-    share = sum(assess_promise(text).uncertain for text, _ in HELDOUT_R25) / len(HELDOUT_R25)
-    assert share <= 0.23
+    share = sum(assess_promise(text).uncertain for text, _ in items) / len(items)
+    assert share <= share_ceiling
 
 
 # --- what the learned stage catches, by example (not in any corpus) ---------------------------
