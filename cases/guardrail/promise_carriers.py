@@ -1,9 +1,9 @@
 """An outside carrier's delivery is order status, not a promise (the policy in ``promise``: "a
 transportadora vai entregar" is no subject of a promise, "seu pedido foi encaminhado para a
 transportadora" is shipping status); so is an insurer's or a public body's own process
-(detector 28). The learned stage reads a carrier as it reads the
-business's people ("pelos Correios" looks like "pela equipe"), so when its best sentence names
-a carrier and nobody of the business — no person or team, no name, no "we", "I" or "our", no
+(detector 28). The learned stage reads a carrier as it reads the business's people ("pelos
+Correios" looks like "pela equipe"), so when its best sentence names a carrier (or another
+outside party) and nobody of the business — no person or team, no name, no "we", "I" or "our", no
 "you" being acted for — its verdict is not left standing as a promise: the sentence goes to the
 model check, which reads it whole (or, with no model, to the customer as the status it is).
 The rules are never overruled: a rule hit ("vou verificar com os Correios") stays a promise.
@@ -38,7 +38,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 def carrier_only(folded_sentence: str) -> bool:
-    """Whether a folded sentence names a carrier and nobody of the business."""
+    """Whether a folded sentence names a carrier or another outside party and nobody of the
+    business."""
     words = _WORD.findall(folded_sentence)
     if OUTSIDE_SUBJECTS.isdisjoint(words):
         return False
