@@ -138,8 +138,8 @@ _PEOPLE = (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF)
 # "já saiu da base e chega...": the departure before the arrival.
 _LEFT_AND = (
     r"(?:\s+ja)?(?:\s+(?:saiu|sairam|partiu)(?:\s+[a-z]+){0,3}?\s+e"
-    # "o chaveiro já tá indo, chega aí em 15 minutos".
-    r"|\s+(?:ta|esta|tao|estao)\s+indo(?:\s+ai)?\s*(?:,|e))?"
+    # "o chaveiro já tá indo, chega aí em 15 minutos", "já está saindo com o seu pedido, chega".
+    r"|\s+(?:ta|esta|tao|estao)\s+(?:indo(?:\s+ai)?|saindo(?:\s+[a-z]+){0,6}?)\s*(?:,|e))?"
 )
 # Not where from ("volta de férias"), nor a periphrasis of resuming ("volta a abrir").
 _NOT_FROM = r"(?!\s+(?:a\s+[a-z]+(?:ar|er|ir)|de|do|da|dos|das)(?![a-z0-9]))"
@@ -165,6 +165,33 @@ _BOOKED_FOR = (
     + NOT_A_CARRIERS
     + SUBJ_GAP
     + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}"
+)
+
+# What the business itself does when it comes: "buscamos", "vamos passar", "a gente leva".
+_WE_COME = (
+    *("passamos", "buscamos", "levamos", "chegamos", "trazemos", "entregamos", "instalamos"),
+    *("montamos", "devolvemos", "recolhemos", "retiramos", "vamos ai", "passamos ai"),
+)
+_WE_GO = (
+    *("passar", "buscar", "levar", "chegar", "trazer", "entregar", "instalar", "montar"),
+    *("devolver", "recolher", "retirar", "ir ai", "passar ai"),
+)
+_WE_COME_3 = (
+    *("passa", "busca", "leva", "chega", "traz", "entrega", "instala", "monta", "devolve"),
+    *("recolhe", "retira", "vai ai", "passa ai"),
+)
+# A question asks ("Passamos aí amanhã às 9h?"): the sentence must not end on one, unless a
+# closing tag asks nothing ("Passamos aí amanhã às 9h, tudo bem?" commits, as the policy's
+# "vou encaminhar para a equipe, tudo bem?").
+_NOT_ASKED = (
+    r"(?![^.!?\n]*(?<!tudo\sbem)(?<!pode\sser)(?<!combinado)(?<!certo)(?<![\s,]ok)"
+    r"(?<![\s,]ta)\s*\?)"
+)
+# After "se preferir," / "caso queira": an offer that leaves the choice to the customer.
+_NOT_AN_OFFER = "".join(
+    rf"(?<!\b{word}{sep})"
+    for word in ("preferir", "quiser", "prefira", "queira", "precisar")
+    for sep in (r"\s", r",\s")
 )
 
 DISPATCH_RULES: tuple[Rule, ...] = (
@@ -270,6 +297,32 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 _PEOPLE,
                 NOT_A_CARRIERS + SUBJ_GAP + r"\s+(?:is|are)\s+on\s+(?:the|his|her|their)\s+way",
                 before=_NOT_A_CONDITION,
+            ),
+        ),
+    ),
+    # "Amanhã buscamos as roupas aí", "vamos passar aí na quinta às 9h", "a gente leva o sofá
+    # sábado de manhã": the business itself (the plural is the company, as in "vamos
+    # providenciar") comes to the customer at a time ahead; not an offer ("se preferir,
+    # buscamos aí amanhã").
+    Rule(
+        "we_come_at_a_time",
+        (
+            Branch(
+                (
+                    *(f"{we} {verb}" for we in ("vamos", "iremos", "gente vai") for verb in _WE_GO),
+                    *(f"gente {verb}" for verb in _WE_COME_3),
+                    *_WE_COME,
+                ),
+                rf"(?:\s+(?:te|lhe))?{WORD_END}{_NOT_FROM}{_WHEN}{_NOT_ASKED}",
+                before=_NOT_A_CONDITION + _NOT_AN_OFFER,
+            ),
+            # The day first: "Amanhã cedo buscamos as roupas aí".
+            Branch(
+                ("amanha", "depois de amanha"),
+                r"(?:\s+(?:cedo|de\s+manha|a\s+tarde|a\s+noite))?\s*,?\s+"
+                + rf"(?:{alt(_WE_COME)}|a\s+gente\s+{alt(_WE_COME_3)})"
+                + WORD_END
+                + _NOT_ASKED,
             ),
         ),
     ),

@@ -179,3 +179,45 @@ def test_an_outside_party_beside_the_business_keeps_the_verdict(text: str) -> No
 def test_a_bank_seat_is_no_outside_party() -> None:
     # "banco" is as often a seat as a bank: it never makes a sentence outside-only.
     assert not carrier_only(fold("Amanhã cedo o técnico refaz a limpeza do banco traseiro."))
+
+
+# --- rules 29: the business itself comes at a time ahead ---------------------------------
+
+# The policy: "vamos providenciar" counts (the plural is the company); an offer or a question
+# that leaves the choice to the customer does not.
+WE_COME = [
+    "Amanhã cedo buscamos o tapete aí pra lavagem.",
+    "Vamos passar aí na quinta às 9h pra medir a janela.",
+    "A gente entrega o bolo no sábado de manhã no salão.",
+    "Levamos os equipamentos aí amanhã à tarde, tudo bem?",
+]
+WE_OFFER_OR_ASK = [
+    "Se preferir, buscamos o tapete aí amanhã.",
+    "Passamos aí amanhã às 9h?",
+    "Todo sábado a gente entrega na sua rua de manhã.",
+    "Não passamos aí amanhã, só na outra semana.",
+    "Quer que a gente passe aí amanhã?",
+]
+
+
+@pytest.mark.parametrize("text", WE_COME)
+def test_rules_29_the_business_itself_comes_at_a_day_ahead(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == "we_come_at_a_time", text
+    assert assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", WE_OFFER_OR_ASK)
+def test_rules_29_leave_offers_questions_habits_and_negations_alone(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != "we_come_at_a_time", text
+
+
+@given(
+    tag=st.sampled_from([", tudo bem?", ", pode ser?", ", combinado?", ", ok?"]),
+    day=st.sampled_from(["amanhã", "na sexta", "sábado de manhã", "quarta às 10h"]),
+)
+def test_a_closing_tag_keeps_the_commitment_and_a_bare_question_asks(tag: str, day: str) -> None:
+    committed = detect_rule_promise(f"Passamos aí {day}{tag}")
+    assert committed is not None and committed.rule_id == "we_come_at_a_time"
+    assert detect_rule_promise(f"Passamos aí {day}?") is None
