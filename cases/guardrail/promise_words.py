@@ -81,6 +81,13 @@ NOT_PEOPLE = (
     *("conquista", "conquistas", "avista", "autopista", "imprevista", "imprevistas"),
     # Verbs in the subjunctive ("caso o problema persista") and an adjective (f15).
     *("persista", "insista", "resista", "exista", "assista", "desista", "paulista"),
+    # Nouns and adjectives in -eiro that are no one (f17).
+    *("dinheiro", "primeiro", "terceiro", "inteiro", "janeiro", "fevereiro", "banheiro"),
+    *("chuveiro", "roteiro", "cativeiro", "canteiro", "ponteiro", "isqueiro", "terreiro"),
+    *("travesseiro", "cruzeiro", "brasileiro", "estrangeiro", "verdadeiro", "passageiro"),
+    *("mensageiro", "cheiro", "puleiro", "formigueiro", "pandeiro", "tinteiro", "cinzeiro"),
+    *("primeiros", "terceiros", "inteiros", "verdadeiros", "passageiros", "brasileiros"),
+    *("banheiros", "chuveiros", "roteiros", "canteiros", "travesseiros", "estrangeiros"),
 )
 
 # f16: after a negation, what these verbs govern is not promised, to the sentence's end or its

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
 from cases.guardrail.promise_carriers import carrier_only
+from cases.guardrail.promise_features import shape
 
 # The policy: "the AI will involve a person or team: vou verificar com a equipe".
 CHECKS_WITH_A_TRADE = [
@@ -221,3 +222,17 @@ def test_a_closing_tag_keeps_the_commitment_and_a_bare_question_asks(tag: str, d
     committed = detect_rule_promise(f"Passamos aí {day}{tag}")
     assert committed is not None and committed.rule_id == "we_come_at_a_time"
     assert detect_rule_promise(f"Passamos aí {day}?") is None
+
+
+# --- features f17: a trade in -eiro is a person to the learned stage ---------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "label"),
+    [
+        *(("marceneiro", "HUM"), ("piscineiros", "HUM"), ("relojoeiro", "HUM")),
+        *(("dinheiro", "W"), ("primeiro", "W"), ("chuveiro", "W"), ("passageiros", "W")),
+    ],
+)
+def test_f17_a_word_in_eiro_is_a_person_unless_it_is_a_thing(word: str, label: str) -> None:
+    assert shape(word) == label
