@@ -95,3 +95,14 @@ NOT_PEOPLE = (
 HEDGED_PROMISES: frozenset[str] = frozenset(
     ("garantir", "garanto", "garantimos", "prometer", "prometo", "prometemos", "assegurar")
 )
+
+# f18: trades the word lists and endings miss, most in the feminine (-eira is no ending for a
+# person: "carteira", "cadeira", "sexta-feira"), people to the learned stage.
+MORE_TRADES = (
+    *("cozinheira", "cozinheiras", "faxineiras", "copeira", "arrumadeira", "doceira", "boleira"),
+    *("lavadeira", "padeira", "camareira", "parteira", "cuidadora", "cuidadoras", "cuidador"),
+    *("cuidadores", "decoradora", "decorador", "organizadora", "afinador", "dedetizador"),
+    *("dedetizadora", "estofador", "vistoriadora", "zeladora", "tatuadora", "pintora"),
+    *("pintores", "marceneira", "serralheira", "piscineira", "acompanhante", "garconete"),
+    *("recreador", "recreadora", "recreadores", "monitora", "monitoras", "instaladoras"),
+)
