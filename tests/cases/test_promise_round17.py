@@ -199,6 +199,10 @@ CARRIER_STATUS = [
     "A transportadora vai entregar o seu pedido até quinta-feira.",
     "Sua encomenda vai pela Jadlog e chega na sexta.",
     "O kit segue pelos Correios ainda hoje, com rastreio.",
+    # Detector 28: other outside parties the policy names, their own process.
+    "A seguradora vai analisar o sinistro em até 30 dias, conforme as regras da apólice.",
+    "O Detran vai enviar o documento novo pelo correio em até 10 dias úteis.",
+    "A concessionária vai religar a energia em até 24 horas depois do pagamento.",
 ]
 # Somebody of the business acts: the learned verdict stands (or a rule fires).
 CARRIER_AND_US = [
@@ -206,6 +210,9 @@ CARRIER_AND_US = [
     "A gente vai acionar a transportadora amanhã.",
     "A transportadora vai buscar o tênis e o time envia o novo par.",
     "Vou verificar com os Correios e te retorno.",
+    "Vou verificar com a seguradora e te retorno amanhã.",
+    "A Carla vai ligar pra seguradora e resolver isso ainda hoje.",
+    "Nossa equipe vai acompanhar o processo com o Detran e te avisa de cada etapa.",
 ]
 
 

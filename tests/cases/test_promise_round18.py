@@ -10,6 +10,11 @@ passa aí na terça" was only sent to the check.
 * The tow truck and the ambulance are fleet words like the van and the truck.
 * An apposition ("X, nosso afinador,") makes its subject one of the business's own.
 
+Then rules 27 (the physical world, from the tune half of field_r18: bare weekdays with their
+part of the day, "no dia seguinte", feminine trades, a delivery vehicle on a day ahead), rules
+29 (the business itself coming at a time ahead, not in an offer or a question) and features
+f17 (a word in -eiro is a person to the learned stage).
+
 Every message here was written for this test and is in no corpus or measurement set. The
 oracle is the policy at the top of ``cases/guardrail/promise.py``, not the detector.
 """
@@ -41,19 +46,6 @@ CHECKS_WITH_A_THING = [
     "Deixa eu comparar com a revista do mês passado, um instante.",
     "Vou conferir com o medidor da foto que você enviou, um minuto.",
 ]
-
-
-@pytest.mark.parametrize("text", CHECKS_WITH_A_TRADE)
-def test_rules_26_a_trade_is_someone_the_ai_checks_with(text: str) -> None:
-    match = detect_rule_promise(text)
-    assert match is not None and match.rule_id == "check_with_human", text
-    assert assess_promise(text).promise
-
-
-@pytest.mark.parametrize("text", CHECKS_WITH_A_THING)
-def test_rules_26_a_thing_with_a_trades_ending_is_no_one(text: str) -> None:
-    match = detect_rule_promise(text)
-    assert match is None or match.rule_id != "check_with_human", text
 
 
 @given(
@@ -88,17 +80,6 @@ NOT_PROMISES = [
 ]
 
 
-@pytest.mark.parametrize("text", PROMISES)
-def test_rules_26_the_business_s_vehicle_or_own_person_comes_at_a_time(text: str) -> None:
-    assert detect_rule_promise(text) is not None, text
-    assert assess_promise(text).promise
-
-
-@pytest.mark.parametrize("text", NOT_PROMISES)
-def test_rules_26_leave_someone_else_s_vehicle_and_habits_alone(text: str) -> None:
-    assert detect_rule_promise(text) is None, text
-
-
 # --- rules 27: the physical world (the tune half of field_r18) ---------------------------
 
 # The policy: a person or vehicle of the business that will act for the customer.
@@ -125,17 +106,6 @@ FIELD_NEAR_MISSES = [
 ]
 
 
-@pytest.mark.parametrize("text", FIELD_PROMISES)
-def test_rules_27_read_the_business_s_people_and_vehicles_at_a_day_ahead(text: str) -> None:
-    assert detect_rule_promise(text) is not None, text
-    assert assess_promise(text).promise
-
-
-@pytest.mark.parametrize("text", FIELD_NEAR_MISSES)
-def test_rules_27_leave_habits_the_past_and_other_vehicles_alone(text: str) -> None:
-    assert detect_rule_promise(text) is None, text
-
-
 @given(
     day=st.sampled_from(["segunda", "terça", "quarta-feira", "sábado", "domingo"]),
     part=st.sampled_from(["de manhã", "à tarde", "cedo", "às 9h", "às 14:30"]),
@@ -151,30 +121,7 @@ def test_a_bare_weekday_with_its_part_of_the_day_is_a_day_ahead_unless_it_is_a_h
 
 # --- detector 28: other outside parties as the only actor -------------------------------
 
-# The policy: people outside the business count "when the AI will talk to them, not as
-# subjects"; their own process is no commitment of this business.
-OUTSIDE_PROCESS = [
-    "A seguradora vai analisar o sinistro em até 30 dias, conforme as regras da apólice.",
-    "O Detran vai enviar o documento novo pelo correio em até 10 dias úteis.",
-    "A concessionária vai religar a energia em até 24 horas depois do pagamento.",
-]
-OUTSIDE_AND_US = [
-    "Vou verificar com a seguradora e te retorno amanhã.",
-    "A Carla vai ligar pra seguradora e resolver isso ainda hoje.",
-    "Nossa equipe vai acompanhar o processo com o Detran e te avisa de cada etapa.",
-]
-
-
-@pytest.mark.parametrize("text", OUTSIDE_PROCESS)
-def test_an_outside_party_s_own_process_is_never_a_local_promise(text: str) -> None:
-    assert carrier_only(fold(text))
-    assert not assess_promise(text).promise
-
-
-@pytest.mark.parametrize("text", OUTSIDE_AND_US)
-def test_an_outside_party_beside_the_business_keeps_the_verdict(text: str) -> None:
-    assert not carrier_only(fold(text))
-    assert assess_promise(text).promise
+# The outside parties' own processes are probed with the carriers' in test_promise_round17.
 
 
 def test_a_bank_seat_is_no_outside_party() -> None:
@@ -201,19 +148,6 @@ WE_OFFER_OR_ASK = [
 ]
 
 
-@pytest.mark.parametrize("text", WE_COME)
-def test_rules_29_the_business_itself_comes_at_a_day_ahead(text: str) -> None:
-    match = detect_rule_promise(text)
-    assert match is not None and match.rule_id == "we_come_at_a_time", text
-    assert assess_promise(text).promise
-
-
-@pytest.mark.parametrize("text", WE_OFFER_OR_ASK)
-def test_rules_29_leave_offers_questions_habits_and_negations_alone(text: str) -> None:
-    match = detect_rule_promise(text)
-    assert match is None or match.rule_id != "we_come_at_a_time", text
-
-
 @given(
     tag=st.sampled_from([", tudo bem?", ", pode ser?", ", combinado?", ", ok?"]),
     day=st.sampled_from(["amanhã", "na sexta", "sábado de manhã", "quarta às 10h"]),
@@ -236,3 +170,32 @@ def test_a_closing_tag_keeps_the_commitment_and_a_bare_question_asks(tag: str, d
 )
 def test_f17_a_word_in_eiro_is_a_person_unless_it_is_a_thing(word: str, label: str) -> None:
     assert shape(word) == label
+
+
+# --- every rule probe of this round, found or left alone ------------------------------------
+
+# (text, the rule that must find it; None: any rule).
+RULE_PROMISES: list[tuple[str, str | None]] = [
+    *((text, "check_with_human") for text in CHECKS_WITH_A_TRADE),
+    *((text, None) for text in (*PROMISES, *FIELD_PROMISES)),
+    *((text, "we_come_at_a_time") for text in WE_COME),
+]
+# (text, the rule that must not fire on it; None: no rule at all).
+RULE_NEAR_MISSES: list[tuple[str, str | None]] = [
+    *((text, "check_with_human") for text in CHECKS_WITH_A_THING),
+    *((text, None) for text in (*NOT_PROMISES, *FIELD_NEAR_MISSES)),
+    *((text, "we_come_at_a_time") for text in WE_OFFER_OR_ASK),
+]
+
+
+@pytest.mark.parametrize(("text", "rule"), RULE_PROMISES)
+def test_rules_26_to_29_find_the_promises_the_policy_names(text: str, rule: str | None) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and rule in (None, match.rule_id), text
+    assert assess_promise(text).promise
+
+
+@pytest.mark.parametrize(("text", "rule"), RULE_NEAR_MISSES)
+def test_rules_26_to_29_leave_the_near_misses_alone(text: str, rule: str | None) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or (rule is not None and match.rule_id != rule), text
