@@ -194,6 +194,8 @@ FIELD_R18 = load_round_4("field_r18_tune.json") + load_round_4("field_r18_heldou
 # Round 18, written blind with the policy only; reserved unread for the next round (only the
 # no-overlap test reads it).
 HELDOUT_R36 = load_round_4("heldout_r36.json")
+# Round 18, written blind with the policy only, for the round's last untuned reading.
+HELDOUT_R37 = load_round_4("heldout_r37.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -261,7 +263,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
     later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
     later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33, HELDOUT_R34]
-    later_sets += [HELDOUT_R35, HELDOUT_R36]
+    later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
