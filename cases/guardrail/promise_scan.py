@@ -92,8 +92,13 @@ _INSTRUCTION_BEFORE = re.compile(
     r"\b(?:(?:voce|vc)\s+(?:pode|deve|precisa)\s+(?:ligar|falar|entrar|procurar|chamar"
     r"|mandar|enviar|acessar|contatar|abrir|pedir)|ligue|liga\s+(?:pra|para|no|na)"
     r"|entre\s+em\s+contato|fale\s+com|fala\s+(?:direto\s+)?com|procure|acesse|basta"
-    r"|e\s+so\s+(?:ligar|chamar|falar|mandar)|orientamos|recomendo|sugiro|pedimos\s+que)\b"
+    r"|e\s+so\s+(?:ligar|chamar|falar|mandar)|orientamos|recomendo|sugiro|pedimos\s+que"
+    # "o caminho mais rápido é ligar para a central"
+    r"|e\s+ligar\s+(?:pra|para|no|na))\b"
 )
+# "Ligue para a central. Eles vão te ajudar": a pronoun that opens the sentence after an
+# instruction is the people the customer was sent to.
+_PRONOUN_OPENS = re.compile(r"\s*(?P<pronoun>eles|elas|ele|ela)\b")
 
 # The customer is told to report back: "quando tiver a resposta do banco, me avisa".
 _CUSTOMER_REPORTS = re.compile(
@@ -259,12 +264,25 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
         _QUESTION_LEAD.search(text, sentence_start, start) or _IDENTITY_QUESTION.match(text, start)
     ):
         return True
-    if third_party and _INSTRUCTION_BEFORE.search(text, sentence_start, start):
+    if third_party and (
+        _INSTRUCTION_BEFORE.search(text, sentence_start, start)
+        or _sent_to_them(text, sentence_start, start)
+    ):
         return True
     return rule_id in _RETURN_RULES and bool(
         _IMMEDIATE_BEFORE.search(text, max(sentence_start, start - 12), end)
         or _IMMEDIATE_AFTER.match(text, end, min(len(text), end + 30))
     )
+
+
+def _sent_to_them(text: str, sentence_start: int, start: int) -> bool:
+    """Whether the hit's subject is the pronoun opening its sentence and the sentence before
+    told the customer to go to someone."""
+    opening = _PRONOUN_OPENS.match(text, sentence_start)
+    if opening is None or opening.start("pronoun") != start or sentence_start == 0:
+        return False
+    before = _sentence_start(text, sentence_start - 1)
+    return _INSTRUCTION_BEFORE.search(text, before, sentence_start) is not None
 
 
 def _sentence_start(text: str, index: int) -> int:

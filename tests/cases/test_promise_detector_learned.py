@@ -194,7 +194,9 @@ FIELD_R18 = load_round_4("field_r18_tune.json") + load_round_4("field_r18_heldou
 # Round 18, written blind with the policy only; reserved unread for the next round (only the
 # no-overlap test reads it).
 HELDOUT_R36 = load_round_4("heldout_r36.json")
-# Round 18, written blind with the policy only, for the round's last untuned reading.
+# Round 18, written blind with the policy only, read once at its end on detector 29 (local
+# 0.92 / 0.92, share 0.22, no promise with no case with the check on); detector 30 took its
+# airline false positive to the check.
 HELDOUT_R37 = load_round_4("heldout_r37.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
@@ -396,13 +398,15 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R34, MODEL_CHECK_SHARE_CEILING),
         # r35: read once on detector 27 (0.18); 0.19 on 28, 0.17 on 29.
         (HELDOUT_R35, 0.19),
+        # r37: read once on detector 29 (0.22), then 30.
+        (HELDOUT_R37, 0.23),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
         *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
-        *("heldout_r34", "heldout_r35"),
+        *("heldout_r34", "heldout_r35", "heldout_r37"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(

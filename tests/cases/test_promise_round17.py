@@ -203,6 +203,7 @@ CARRIER_STATUS = [
     "A seguradora vai analisar o sinistro em até 30 dias, conforme as regras da apólice.",
     "O Detran vai enviar o documento novo pelo correio em até 10 dias úteis.",
     "A concessionária vai religar a energia em até 24 horas depois do pagamento.",
+    "A companhia aérea vai enviar o novo cartão de embarque para o seu e-mail.",
 ]
 # Somebody of the business acts: the learned verdict stands (or a rule fires).
 CARRIER_AND_US = [

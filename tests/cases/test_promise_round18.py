@@ -199,3 +199,28 @@ def test_rules_26_to_29_find_the_promises_the_policy_names(text: str, rule: str 
 def test_rules_26_to_29_leave_the_near_misses_alone(text: str, rule: str | None) -> None:
     match = detect_rule_promise(text)
     assert match is None or (rule is not None and match.rule_id != rule), text
+
+
+# --- rules 30: "Ligue para a central. Eles vão te ajudar." ---------------------------------
+
+# The policy: "ligue para a central que eles vão te ajudar" is an instruction; the human acts
+# only if the customer goes there, also when "eles" opens the next sentence.
+SENT_TO_THEM = [
+    "Ligue para a central no 0800 123 4567. Eles vão te ajudar com a segunda via.",
+    "O caminho mais rápido é ligar para o SAC no 0800 555 0101. Eles vão resolver na hora.",
+]
+# ... but a hand-over the AI made is still pending on them.
+HANDED_TO_THEM = [
+    "Passei seu caso pro financeiro. Eles vão te ligar amanhã.",
+    "Já encaminhei para o suporte técnico. Eles vão te responder ainda hoje.",
+]
+
+
+@pytest.mark.parametrize("text", SENT_TO_THEM)
+def test_rules_30_a_pronoun_after_an_instruction_is_who_the_customer_goes_to(text: str) -> None:
+    assert detect_rule_promise(text) is None, text
+
+
+@pytest.mark.parametrize("text", HANDED_TO_THEM)
+def test_rules_30_a_pronoun_after_a_hand_over_still_acts(text: str) -> None:
+    assert detect_rule_promise(text) is not None, text
