@@ -90,6 +90,7 @@ from .promise_features import marked_for_features, sentence_spans
 from .promise_learned import corpus_digest, learned_model, load_corpus
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
 from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, detect_rules_folded
+from .promise_stall import immediate_stall
 
 # Bump whenever a rule or check changes what is detected. The detector version adds the digest
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
@@ -219,7 +220,11 @@ from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, 
 #     ajudar" opening the next sentence is the people the customer was sent to (the rules
 #     take it back; the learned stage still scores that message a promise). No rule hit moved
 #     on any other labelled or corpus text.
-RULES_VERSION = "ptbr-promise-30"
+# 31: the AI's own immediate return ("Um instante que estou consultando a sua conexão aqui no
+#     sistema, já te retorno", learned 0.908) goes to the model check when the learned
+#     stage's best sentence holds it and nobody else (``promise_stall``). On every labelled
+#     and corpus text it moves two learned verdicts, both near misses (r24, r37).
+RULES_VERSION = "ptbr-promise-31"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -284,8 +289,9 @@ def assess_promise(body: str) -> PromiseAssessment:
     learned_match = None
     if promise:
         start, end = sentence_spans(text)[scored.sentence]
-        if carrier_only(text[start:end]):
-            # An outside carrier's delivery: to the model check, not a promise on its own.
+        if carrier_only(text[start:end]) or immediate_stall(text[start:end]):
+            # An outside carrier's delivery, or the AI's own "já te retorno": to the model
+            # check, not a promise on its own.
             promise, uncertain = False, True
         else:
             learned_match = PromiseMatch(LEARNED_RULE_ID, start, end)

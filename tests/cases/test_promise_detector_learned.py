@@ -398,7 +398,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R34, MODEL_CHECK_SHARE_CEILING),
         # r35: read once on detector 27 (0.18); 0.19 on 28, 0.17 on 29.
         (HELDOUT_R35, 0.19),
-        # r37: read once on detector 29 (0.22), then 30.
+        # r37: read once on detector 29 (0.22); 0.23 on 31.
         (HELDOUT_R37, 0.23),
     ],
     ids=[

@@ -29,6 +29,7 @@ from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
 from cases.guardrail.promise_carriers import carrier_only
 from cases.guardrail.promise_features import shape
+from cases.guardrail.promise_stall import immediate_stall
 
 # The policy: "the AI will involve a person or team: vou verificar com a equipe".
 CHECKS_WITH_A_TRADE = [
@@ -224,3 +225,29 @@ def test_rules_30_a_pronoun_after_an_instruction_is_who_the_customer_goes_to(tex
 @pytest.mark.parametrize("text", HANDED_TO_THEM)
 def test_rules_30_a_pronoun_after_a_hand_over_still_acts(text: str) -> None:
     assert detect_rule_promise(text) is not None, text
+
+
+# --- detector 31: the AI's own immediate return -------------------------------------------
+
+# The policy: "um instante, já te retorno" is a stall inside the turn, not a deferred answer.
+STALLS = [
+    "Um instante que estou consultando o seu pedido aqui no sistema, já te retorno 😊",
+    "Vou gerar aqui o link de pagamento e te mando em seguida, só um minutinho.",
+]
+# ... but somebody else in the sentence keeps the verdict.
+NOT_STALLS = [
+    "Um instante: o Jorge do financeiro vai revisar a cobrança e te liga amanhã.",
+    "A equipe técnica vai analisar o caso e te retorna até sexta.",
+]
+
+
+@pytest.mark.parametrize("text", STALLS)
+def test_detector_31_an_immediate_return_is_never_a_local_promise(text: str) -> None:
+    assert immediate_stall(fold(text))
+    assert not assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", NOT_STALLS)
+def test_detector_31_somebody_else_keeps_the_verdict(text: str) -> None:
+    assert not immediate_stall(fold(text))
+    assert assess_promise(text).promise

@@ -1,0 +1,31 @@
+"""An immediate return is a stall inside the turn, not a deferred answer (the policy in
+``promise``: "um instante, já te retorno"). The rules know it (``promise_scan``'s immediate
+return); the learned stage can still score a sentence high that pairs the AI's own work now
+with a "já te retorno" ("Um instante que estou consultando a sua conexão aqui no sistema, já
+te retorno", 0.908). When its best sentence holds such a stall and nobody else — no person,
+team, name or third-person pronoun — the verdict goes to the model check instead of standing
+as a promise. The rules are never overruled.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .promise_features import token_info
+
+_STALL = re.compile(
+    r"\b(?:ja|jaja)\s+(?:ja\s+)?(?:te\s+|lhe\s+)?(?:retorno|volto|falo|digo|respondo|passo"
+    r"|mando|envio|confirmo|aviso)\b"
+    r"|\b(?:so\s+)?um\s+(?:instante|instantinho|minutinho|minuto|momento|segundinho)\b"
+    r"|\bem\s+instantes\b"
+)
+# Somebody other than the AI in the sentence: then the verdict stands.
+_SOMEBODY = frozenset(("HUM", "NAME", "PRO"))
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def immediate_stall(folded_sentence: str) -> bool:
+    """Whether a folded sentence is the AI's own immediate return, with nobody else in it."""
+    if _STALL.search(folded_sentence) is None:
+        return False
+    return all(token_info(word)[0] not in _SOMEBODY for word in _WORD.findall(folded_sentence))
