@@ -89,7 +89,13 @@ from .promise_carriers import carrier_only
 from .promise_features import marked_for_features, sentence_spans
 from .promise_learned import corpus_digest, learned_model, load_corpus
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
-from .promise_scan import MAX_SCANNED_CHARS, PromiseMatch, detect_rule_promise, detect_rules_folded
+from .promise_scan import (
+    MAX_SCANNED_CHARS,
+    PromiseMatch,
+    detect_rule_promise,
+    detect_rules_folded,
+    sent_to_them,
+)
 from .promise_stall import immediate_stall
 
 # Bump whenever a rule or check changes what is detected. The detector version adds the digest
@@ -224,7 +230,10 @@ from .promise_stall import immediate_stall
 #     sistema, já te retorno", learned 0.908) goes to the model check when the learned
 #     stage's best sentence holds it and nobody else (``promise_stall``). On every labelled
 #     and corpus text it moves two learned verdicts, both near misses (r24, r37).
-RULES_VERSION = "ptbr-promise-31"
+# 32: and a learned verdict on "Eles vão te ajudar" right after an instruction ("o caminho
+#     mais rápido é ligar para a nossa central") goes to the check, as its rule hit is taken
+#     back (rules 30). On every labelled and corpus text it moves one verdict (r37's).
+RULES_VERSION = "ptbr-promise-32"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -289,9 +298,11 @@ def assess_promise(body: str) -> PromiseAssessment:
     learned_match = None
     if promise:
         start, end = sentence_spans(text)[scored.sentence]
-        if carrier_only(text[start:end]) or immediate_stall(text[start:end]):
-            # An outside carrier's delivery, or the AI's own "já te retorno": to the model
-            # check, not a promise on its own.
+        sentence = text[start:end]
+        if carrier_only(sentence) or immediate_stall(sentence) or sent_to_them(text, start):
+            # An outside carrier's delivery, the AI's own "já te retorno", or "eles" for the
+            # people an instruction sent the customer to: to the model check, not a promise
+            # on its own.
             promise, uncertain = False, True
         else:
             learned_match = PromiseMatch(LEARNED_RULE_ID, start, end)

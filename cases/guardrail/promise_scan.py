@@ -275,14 +275,23 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
     )
 
 
+def sent_to_them(text: str, sentence_start: int) -> bool:
+    """Whether the sentence at ``sentence_start`` opens on a pronoun for the people the sentence
+    before sent the customer to ("Ligue para a central. Eles vão te ajudar.")."""
+    opening = _PRONOUN_OPENS.match(text, sentence_start)
+    return opening is not None and _sent_to_them(text, sentence_start, opening.start("pronoun"))
+
+
 def _sent_to_them(text: str, sentence_start: int, start: int) -> bool:
     """Whether the hit's subject is the pronoun opening its sentence and the sentence before
     told the customer to go to someone."""
     opening = _PRONOUN_OPENS.match(text, sentence_start)
-    if opening is None or opening.start("pronoun") != start or sentence_start == 0:
+    if opening is None or opening.start("pronoun") != start:
         return False
-    before = _sentence_start(text, sentence_start - 1)
-    return _INSTRUCTION_BEFORE.search(text, before, sentence_start) is not None
+    mark = _sentence_start(text, sentence_start) - 1  # the end of the sentence before
+    if mark < 0:
+        return False
+    return _INSTRUCTION_BEFORE.search(text, _sentence_start(text, mark), mark) is not None
 
 
 def _sentence_start(text: str, index: int) -> int:

@@ -220,6 +220,8 @@ HANDED_TO_THEM = [
 @pytest.mark.parametrize("text", SENT_TO_THEM)
 def test_rules_30_a_pronoun_after_an_instruction_is_who_the_customer_goes_to(text: str) -> None:
     assert detect_rule_promise(text) is None, text
+    # Detector 32: nor does the learned stage's verdict stand on its own.
+    assert not assess_promise(text).promise, text
 
 
 @pytest.mark.parametrize("text", HANDED_TO_THEM)
