@@ -233,7 +233,10 @@ from .promise_stall import immediate_stall
 # 32: and a learned verdict on "Eles vão te ajudar" right after an instruction ("o caminho
 #     mais rápido é ligar para a nossa central") goes to the check, as its rule hit is taken
 #     back (rules 30). On every labelled and corpus text it moves one verdict (r37's).
-RULES_VERSION = "ptbr-promise-32"
+# 33: from r38's first reading (on 32: local 0.911 / 0.82, share 0.27, no promise with no case
+#     with the check on), the same in one sentence: "ligue para o nosso jurídico, que eles
+#     vão te ajudar", the policy's own example, scored 0.952 (one more verdict moves, r38's).
+RULES_VERSION = "ptbr-promise-33"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -299,7 +302,7 @@ def assess_promise(body: str) -> PromiseAssessment:
     if promise:
         start, end = sentence_spans(text)[scored.sentence]
         sentence = text[start:end]
-        if carrier_only(sentence) or immediate_stall(sentence) or sent_to_them(text, start):
+        if carrier_only(sentence) or immediate_stall(sentence) or sent_to_them(text, start, end):
             # An outside carrier's delivery, the AI's own "já te retorno", or "eles" for the
             # people an instruction sent the customer to: to the model check, not a promise
             # on its own.

@@ -99,6 +99,7 @@ _INSTRUCTION_BEFORE = re.compile(
 # "Ligue para a central. Eles vão te ajudar": a pronoun that opens the sentence after an
 # instruction is the people the customer was sent to.
 _PRONOUN_OPENS = re.compile(r"\s*(?P<pronoun>eles|elas|ele|ela)\b")
+_THEY = re.compile(r"\b(?:eles|elas)\b")
 
 # The customer is told to report back: "quando tiver a resposta do banco, me avisa".
 _CUSTOMER_REPORTS = re.compile(
@@ -275,11 +276,17 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
     )
 
 
-def sent_to_them(text: str, sentence_start: int) -> bool:
-    """Whether the sentence at ``sentence_start`` opens on a pronoun for the people the sentence
-    before sent the customer to ("Ligue para a central. Eles vão te ajudar.")."""
-    opening = _PRONOUN_OPENS.match(text, sentence_start)
-    return opening is not None and _sent_to_them(text, sentence_start, opening.start("pronoun"))
+def sent_to_them(text: str, sentence_start: int, sentence_end: int) -> bool:
+    """Whether the sentence in ``text[sentence_start:sentence_end]`` speaks of "eles"/"elas"
+    after an instruction earlier in it or in the sentence before: the people the customer was
+    sent to ("ligue para o nosso jurídico, que eles vão te ajudar"; "Ligue para a central.
+    Eles vão te ajudar.")."""
+    pronoun = _THEY.search(text, sentence_start, sentence_end)
+    if pronoun is None:
+        return False
+    mark = _sentence_start(text, sentence_start) - 1  # the end of the sentence before
+    before = _sentence_start(text, mark) if mark >= 0 else sentence_start
+    return _INSTRUCTION_BEFORE.search(text, before, pronoun.start()) is not None
 
 
 def _sent_to_them(text: str, sentence_start: int, start: int) -> bool:

@@ -198,7 +198,9 @@ HELDOUT_R36 = load_round_4("heldout_r36.json")
 # 0.92 / 0.92, share 0.22, no promise with no case with the check on); detector 30 took its
 # airline false positive to the check.
 HELDOUT_R37 = load_round_4("heldout_r37.json")
-# Round 18, written blind with the policy only, for the round's last untuned reading.
+# Round 18, written blind with the policy only, read once at its end on detector 32 (local
+# 0.911 / 0.82, share 0.27, no promise with no case with the check on); 33 took the policy's
+# own "ligue para ..., que eles vão te ajudar" to the check.
 HELDOUT_R38 = load_round_4("heldout_r38.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
@@ -402,13 +404,15 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R35, 0.19),
         # r37: read once on detector 29 (0.22); 0.24 on 32 (its false positives go to the check).
         (HELDOUT_R37, 0.25),
+        # r38: read once on detector 32 (0.27), 0.28 on 33: the hardest near misses so far.
+        (HELDOUT_R38, 0.29),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
         *("heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
         *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
-        *("heldout_r34", "heldout_r35", "heldout_r37"),
+        *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(

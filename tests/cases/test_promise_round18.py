@@ -208,6 +208,7 @@ def test_rules_26_to_29_leave_the_near_misses_alone(text: str, rule: str | None)
 # only if the customer goes there, also when "eles" opens the next sentence.
 SENT_TO_THEM = [
     "Ligue para a central no 0800 123 4567. Eles vão te ajudar com a segunda via.",
+    "Para trocar o titular, ligue para o nosso cadastro no 0800 300 2000, que eles vão te ajudar.",
     "O caminho mais rápido é ligar para o SAC no 0800 555 0101. Eles vão resolver na hora.",
 ]
 # ... but a hand-over the AI made is still pending on them.
