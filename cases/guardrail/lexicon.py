@@ -73,7 +73,7 @@ HUM_CORE_NOUNS: tuple[str, ...] = (
     *("secretaria", "secretario", "recepcao", "recepcionista", "dono", "dona", "proprietario"),
     *("proprietaria", "chefe", "lider", "plantao", "manutencao", "infraestrutura"),
     *("prevencao", "retencao", "advogado", "advogada", "corretor", "corretora", "comite"),
-    *("nivel 2", "n2", "escritorio", "matriz", "regional", "superintendencia"),
+    *("nivel 2", "n2", "escritorio", "matriz", "regional", "superintendencia", "governanca"),
     *("tesouraria", "compliance", "almoxarifado", "pos-venda", "pos venda", "posvenda"),
 )
 

@@ -208,6 +208,8 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                     *("embarca", "embarcam", "mandamos", "enviamos", "despachamos"),
                 ),
                 r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|com\s+[oa])\s+"
+                # "vão na próxima viagem do nosso caminhão".
+                + r"(?:proxima\s+(?:viagem|saida|rota|entrega)\s+d[oa]\s+)?"
                 + rf"(?:{_OURS}\s+{_FLEET}|{_FLEET}{_RUN}{WORD_END})",
             ),
             # "O sofá vai no caminhão baú na quarta": a delivery vehicle (not a car, which is
@@ -265,7 +267,9 @@ DISPATCH_RULES: tuple[Rule, ...] = (
             Branch(
                 ("nosso", "nossa"),
                 r"(?:\s+[a-z]+){1,3}\s*,(?:\s+ja)?\s+(?:te\s+|lhe\s+)?"
-                + rf"{_COMES}{WORD_END}{_NOT_FROM}{_WHEN}",
+                + rf"(?:{_COMES}{WORD_END}{_NOT_FROM}{_WHEN}"
+                # "O Seu Valdir, nosso medidor, vai passar na sua obra na quinta".
+                + rf"|{FUT_AUX}(?:\s+(?:te|lhe))?\s+(?:{ACTION_INF}|{_TRADE_ACTS}){WORD_END})",
                 before=r"(?<=,\s)",
             ),
             # "um técnico será enviado ao local", "os montadores vão ser deslocados amanhã".
@@ -289,6 +293,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 (
                     *("agendado", "agendada", "marcado", "marcada", "confirmado", "confirmada"),
                     *("reservado", "reservada", "combinado", "combinada", "ficou", "ficaram"),
+                    "tudo certo",
                 ),
                 _BOOKED_FOR,
             ),

@@ -68,12 +68,19 @@ def test_the_same_check_is_a_promise_with_a_trade_and_nothing_with_a_thing(
 # The policy, round 15: "the business's own vehicle named as such puts one of its drivers to
 # work for the customer"; an apposition "nosso afinador" says whose the person is.
 PROMISES = [
+    # Rules 34: an apposition with a future, "tudo certo para <day>", the next trip of our truck.
+    "O Beto, nosso eletricista, vai trocar o quadro de luz na segunda.",
+    "Tudo certo para quinta! Nossa equipe chega às 8h com o material.",
+    "As telhas vão na próxima viagem do nosso caminhão, amanhã cedo.",
     "Nosso guincho busca a sua moto amanhã cedo na oficina.",
     "A nossa ambulância passa aí às 14h pra levar o seu pai à consulta.",
     "A Telma, nossa diarista, chega aí na quinta às 8h.",
     "Combinado! O Zeca, nosso jardineiro, passa aí amanhã pra podar as árvores.",
 ]
 NOT_PROMISES = [
+    # An apposition in the past; a confirmation followed by a fact about the place.
+    "O Beto, nosso eletricista, trocou o quadro de luz na segunda.",
+    "Tudo certo para quinta! Nossa loja abre às 8h.",
     # Someone else's tow truck; a habit; an apposition with no time ahead.
     "O guincho da seguradora chega aí em uns 40 minutos.",
     "O Zeca, nosso jardineiro, passa aí toda segunda de manhã.",
