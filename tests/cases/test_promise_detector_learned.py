@@ -202,6 +202,8 @@ HELDOUT_R37 = load_round_4("heldout_r37.json")
 # 0.911 / 0.82, share 0.27, no promise with no case with the check on); 33 took the policy's
 # own "ligue para ..., que eles vão te ajudar" to the check.
 HELDOUT_R38 = load_round_4("heldout_r38.json")
+# Round 18, written blind with the policy only, for the last untuned reading of detector 34.
+HELDOUT_R39 = load_round_4("heldout_r39.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -269,7 +271,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
     later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
     later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33, HELDOUT_R34]
-    later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38]
+    later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
