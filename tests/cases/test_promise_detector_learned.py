@@ -202,7 +202,9 @@ HELDOUT_R37 = load_round_4("heldout_r37.json")
 # 0.911 / 0.82, share 0.27, no promise with no case with the check on); 33 took the policy's
 # own "ligue para ..., que eles vão te ajudar" to the check.
 HELDOUT_R38 = load_round_4("heldout_r38.json")
-# Round 18, written blind with the policy only, for the last untuned reading of detector 34.
+# Round 18, written blind with the policy only, read once at its very end on the shipped
+# detector 34 and never tuned on (local 0.953 / 0.82, share 0.26, one promise with no case
+# with the check on).
 HELDOUT_R39 = load_round_4("heldout_r39.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
@@ -440,10 +442,12 @@ def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages
 # r33: its first reading (detector 25) let three out; rules 26 caught two. The third, a porter
 # named only by "Seu" ("o Seu Dito leva as malas até o carro na hora da saída", 0.02), has no
 # day ahead and no word of the business.
+# r39: read once on the shipped detector 34, never tuned on: the business's pet taxi at a
+# clock time only ("O nosso Táxi Dog busca a Mel às 9h", 0.037).
 @pytest.mark.parametrize(
     ("items", "share_ceiling"),
-    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2)],
-    ids=["heldout_r25", "heldout_r33"],
+    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2), (HELDOUT_R39, 0.27)],
+    ids=["heldout_r25", "heldout_r33", "heldout_r39"],
 )
 def test_these_sets_let_out_one_promise_at_most_with_the_check_on(
     items: Labelled, share_ceiling: float
