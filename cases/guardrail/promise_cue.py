@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import HUM_EXT_NOUNS
+from .lexicon import HUM_EXT_NOUNS, alt
 from .promise_features import (
     _ENDS,
     _KEY_CLASSES,
@@ -23,6 +23,7 @@ from .promise_features import (
     token_info,
 )
 from .promise_rules_dispatch import FLEET_WORDS
+from .promise_words import RETURN_VERBS
 
 __all__ = [
     "ACTOR_CLASSES",
@@ -176,8 +177,7 @@ _CUE_DEFERRED = re.compile(
 )
 _CUE_CUSTOMER = re.compile(r"\b(?:voce|vc|voces|you|senhor|senhora)\b")
 _CUE_RETURN = re.compile(
-    r"\b(?:(?:eu )?(?:te|lhe) (?:aviso|retorno|falo|chamo|mando|passo|digo|conto|confirmo|envio"
-    r"|atualizo|respondo|comunico)|volto a (?:te )?(?:falar|chamar|escrever)"
+    rf"\b(?:(?:eu )?(?:te|lhe) {alt(RETURN_VERBS)}|volto a (?:te )?(?:falar|chamar|escrever)"
     r"|i\W?(?:ll|will) (?:let you know|share|send|message|update|follow up|get back|text|email"
     r"|reach out|be in touch))\b"
 )

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 
+from .lexicon import alt
 from .promise_features import token_info
+from .promise_words import RETURN_VERBS
 
 _STALL = re.compile(
-    r"\b(?:ja|jaja)\s+(?:ja\s+)?(?:te\s+|lhe\s+)?(?:retorno|volto|falo|digo|respondo|passo"
-    r"|mando|envio|confirmo|aviso)\b"
+    rf"\b(?:ja|jaja)\s+(?:ja\s+)?(?:te\s+|lhe\s+)?{alt((*RETURN_VERBS, 'volto'))}\b"
     r"|\b(?:so\s+)?um\s+(?:instante|instantinho|minutinho|minuto|momento|segundinho)\b"
     r"|\bem\s+instantes\b"
 )

@@ -106,3 +106,10 @@ MORE_TRADES = (
     *("pintores", "marceneira", "serralheira", "piscineira", "acompanhante", "garconete"),
     *("recreador", "recreadora", "recreadores", "monitora", "monitoras", "instaladoras"),
 )
+
+# What the AI says it will send or tell the customer when it comes back ("te aviso", "já te
+# retorno"): the commitment cue's deferred answers and the immediate stall's verbs.
+RETURN_VERBS = (
+    *("aviso", "retorno", "falo", "chamo", "mando", "passo", "digo", "conto", "confirmo"),
+    *("envio", "atualizo", "respondo", "comunico"),
+)
