@@ -282,23 +282,26 @@ def sent_to_them(text: str, sentence_start: int, sentence_end: int) -> bool:
     sent to ("ligue para o nosso jurídico, que eles vão te ajudar"; "Ligue para a central.
     Eles vão te ajudar.")."""
     pronoun = _THEY.search(text, sentence_start, sentence_end)
-    if pronoun is None:
-        return False
-    mark = _sentence_start(text, sentence_start) - 1  # the end of the sentence before
-    before = _sentence_start(text, mark) if mark >= 0 else sentence_start
-    return _INSTRUCTION_BEFORE.search(text, before, pronoun.start()) is not None
+    return pronoun is not None and _told_to_go(text, sentence_start, pronoun.start())
 
 
 def _sent_to_them(text: str, sentence_start: int, start: int) -> bool:
     """Whether the hit's subject is the pronoun opening its sentence and the sentence before
     told the customer to go to someone."""
     opening = _PRONOUN_OPENS.match(text, sentence_start)
-    if opening is None or opening.start("pronoun") != start:
-        return False
+    return (
+        opening is not None
+        and opening.start("pronoun") == start
+        and _told_to_go(text, sentence_start, start)
+    )
+
+
+def _told_to_go(text: str, sentence_start: int, upto: int) -> bool:
+    """Whether an instruction to the customer stands before ``upto``, in its sentence or in
+    the sentence before."""
     mark = _sentence_start(text, sentence_start) - 1  # the end of the sentence before
-    if mark < 0:
-        return False
-    return _INSTRUCTION_BEFORE.search(text, _sentence_start(text, mark), mark) is not None
+    before = _sentence_start(text, mark) if mark >= 0 else sentence_start
+    return _INSTRUCTION_BEFORE.search(text, before, upto) is not None
 
 
 def _sentence_start(text: str, index: int) -> int:
