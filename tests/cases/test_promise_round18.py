@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
 from cases.guardrail.promise_carriers import carrier_only
-from cases.guardrail.promise_features import shape
+from cases.guardrail.promise_features import marked_for_features, shape
+from cases.guardrail.promise_rules_dispatch import visit_at_a_clock_time
 from cases.guardrail.promise_stall import immediate_stall
 
 # The policy: "the AI will involve a person or team: vou verificar com a equipe".
@@ -261,3 +262,32 @@ def test_detector_31_an_immediate_return_is_never_a_local_promise(text: str) -> 
 def test_detector_31_somebody_else_keeps_the_verdict(text: str) -> None:
     assert not immediate_stall(fold(text))
     assert assess_promise(text).promise
+
+
+# --- detector 35: someone of the business at a clock time goes to the check ---------------
+
+# A clock time alone is as often the business's schedule as this customer's visit, so no
+# rule decides it; a message the learned stage clears goes to the model check instead.
+VISITS_AT_A_CLOCK = [
+    "O nosso Pet Móvel busca o Rex às 10h e traz de volta depois da tosa.",
+    "A Kombi passa no seu prédio às 15h com as caixas.",
+    "O Tonho leva o gás às 11h, deixa o portão aberto.",
+]
+NOT_VISITS = [
+    "Todo dia a van passa na sua rua por volta das 6h40.",
+    "A loja abre às 9h e fecha às 18h.",
+    "O caminhão da transportadora chega às 14h.",
+    "O técnico chegou às 9h e terminou o serviço às 11h.",
+]
+
+
+@pytest.mark.parametrize("text", VISITS_AT_A_CLOCK)
+def test_detector_35_someone_of_the_business_at_a_clock_time_is_never_cleared(text: str) -> None:
+    assert visit_at_a_clock_time(marked_for_features(text, fold(text)))
+    verdict = assess_promise(text)
+    assert verdict.promise or verdict.uncertain
+
+
+@pytest.mark.parametrize("text", NOT_VISITS)
+def test_detector_35_habits_hours_carriers_and_the_past_are_no_visit(text: str) -> None:
+    assert not visit_at_a_clock_time(marked_for_features(text, fold(text)))
