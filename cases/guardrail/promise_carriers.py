@@ -21,13 +21,13 @@ CARRIERS: frozenset[str] = frozenset(
     ("transportadora", "transportadoras", "correios", "correio", "sedex", "jadlog", "loggi")
 )
 # Other outside parties the policy names as no subject of a promise: an insurer, a public
-# body, a registry, a utility, an airline ("a seguradora vai analisar o sinistro em até 30
-# dias" is how their process runs, not this business's commitment). Not "banco": as often a
-# seat or a bench ("o Tião refaz a limpeza do banco traseiro") as a bank.
+# body, a registry, a utility, an airline, a manufacturer ("a seguradora vai analisar o
+# sinistro em até 30 dias" is how their process runs, not this business's commitment). Not
+# "banco": as often a seat or a bench ("o Tião refaz a limpeza do banco traseiro") as a bank.
 OUTSIDE_SUBJECTS: frozenset[str] = CARRIERS | frozenset(
     (
         *("seguradora", "seguradoras", "prefeitura", "detran", "cartorio", "inss", "procon"),
-        *("financeira", "concessionaria", "aerea", "aereas"),
+        *("financeira", "concessionaria", "aerea", "aereas", "fabricante", "credenciado"),
     )
 )
 # The business or the AI itself in the sentence: then the verdict stands.

@@ -204,6 +204,7 @@ CARRIER_STATUS = [
     "O Detran vai enviar o documento novo pelo correio em até 10 dias úteis.",
     "A concessionária vai religar a energia em até 24 horas depois do pagamento.",
     "A companhia aérea vai enviar o novo cartão de embarque para o seu e-mail.",
+    "O fabricante vai avaliar o defeito do compressor, já que ainda está na garantia.",
 ]
 # Somebody of the business acts: the learned verdict stands (or a rule fires).
 CARRIER_AND_US = [
@@ -214,6 +215,7 @@ CARRIER_AND_US = [
     "Vou verificar com a seguradora e te retorno amanhã.",
     "A Carla vai ligar pra seguradora e resolver isso ainda hoje.",
     "Nossa equipe vai acompanhar o processo com o Detran e te avisa de cada etapa.",
+    "A gente manda o compressor para o fabricante e te avisa quando ele voltar.",
 ]
 
 
