@@ -89,13 +89,13 @@ from .promise_carriers import carrier_only
 from .promise_features import marked_for_features, sentence_spans
 from .promise_learned import corpus_digest, learned_model, load_corpus
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
-from .promise_rules_dispatch import visit_at_a_clock_time
 from .promise_scan import (
     MAX_SCANNED_CHARS,
     PromiseMatch,
     detect_rule_promise,
     detect_rules_folded,
     sent_to_them,
+    visit_at_a_clock_time,
 )
 from .promise_stall import immediate_stall
 

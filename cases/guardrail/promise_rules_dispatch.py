@@ -360,7 +360,8 @@ DISPATCH_RULES: tuple[Rule, ...] = (
 _AT_A_CLOCK = (
     rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}(?={_later_in_clause(_CLOCK_AHEAD)})"
 )
-_VISIT_AT_A_CLOCK = re.compile(
+# Read by ``promise_scan.visit_at_a_clock_time`` (which knows the sentence's habits).
+VISIT_AT_A_CLOCK = re.compile(
     Branch(
         (*_PEOPLE, *FLEET_WORDS, *NAMES, NAME_MARK),
         NOT_A_CARRIERS + _NOT_THEIR_VEHICLE + SUBJ_GAP + _LEFT_AND + _AT_A_CLOCK,
@@ -371,20 +372,3 @@ _VISIT_AT_A_CLOCK = re.compile(
         ("nosso", "nossa"), r"(?:\s+[a-z]+){1,3}?" + _AT_A_CLOCK, before=_NOT_A_CONDITION
     ).regex()
 )
-_HABIT = re.compile(rf"(?<![a-z0-9]){alt(HABIT_WORDS)}(?![a-z0-9])")
-_SENTENCE_MARK = re.compile(r"[.!?\n]")
-_CLOCK_HINT = re.compile(r"[0-9]\s*(?:h|:[0-9]|min)")
-
-
-def visit_at_a_clock_time(marked: str) -> bool:
-    """Whether the (folded, names marked) text has someone of the business coming at a clock
-    time, outside a sentence that says it is a habit."""
-    if _CLOCK_HINT.search(marked) is None:  # most messages name no time: one cheap scan
-        return False
-    for found in _VISIT_AT_A_CLOCK.finditer(marked):
-        before = marked[: found.start()]
-        start = max(before.rfind("."), before.rfind("!"), before.rfind("?"), -1) + 1
-        end = _SENTENCE_MARK.search(marked, found.end())
-        if not _HABIT.search(marked, start, end.start() if end else len(marked)):
-            return True
-    return False

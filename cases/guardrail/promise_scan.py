@@ -14,7 +14,7 @@ from .lexicon import alt
 from .normalize import fold
 from .promise_rule_types import Rule
 from .promise_rules import RULES_BY_ANCHOR
-from .promise_rules_dispatch import DISPATCH_RULES, HABIT_WORDS
+from .promise_rules_dispatch import DISPATCH_RULES, HABIT_WORDS, VISIT_AT_A_CLOCK
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +302,24 @@ def _told_to_go(text: str, sentence_start: int, upto: int) -> bool:
     mark = _sentence_start(text, sentence_start) - 1  # the end of the sentence before
     before = _sentence_start(text, mark) if mark >= 0 else sentence_start
     return _INSTRUCTION_BEFORE.search(text, before, upto) is not None
+
+
+_CLOCK_HINT = re.compile(r"[0-9]\s*(?:h|:[0-9]|min)")
+
+
+def visit_at_a_clock_time(marked: str) -> bool:
+    """Whether the (folded, names marked) text has someone of the business coming at a clock
+    time (``VISIT_AT_A_CLOCK``), outside a sentence that says it is a habit. Not a rule: a
+    clock time alone is as often the business's schedule, so ``assess_promise`` sends such a
+    message to the model check instead of deciding."""
+    if _CLOCK_HINT.search(marked) is None:  # most messages name no time: one cheap scan
+        return False
+    return any(
+        not _HABIT_WORD.search(
+            marked, _sentence_start(marked, found.start()), _sentence_end(marked, found.end())
+        )
+        for found in VISIT_AT_A_CLOCK.finditer(marked)
+    )
 
 
 def _sentence_start(text: str, index: int) -> int:

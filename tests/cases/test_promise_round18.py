@@ -29,7 +29,7 @@ from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
 from cases.guardrail.promise_carriers import carrier_only
 from cases.guardrail.promise_features import marked_for_features, shape
-from cases.guardrail.promise_rules_dispatch import visit_at_a_clock_time
+from cases.guardrail.promise_scan import visit_at_a_clock_time
 from cases.guardrail.promise_stall import immediate_stall
 
 # The policy: "the AI will involve a person or team: vou verificar com a equipe".
