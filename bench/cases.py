@@ -117,6 +117,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r37", CASES_FIXTURES / "heldout_r37.json"),
         ("heldout_r38", CASES_FIXTURES / "heldout_r38.json"),
         ("heldout_r39", CASES_FIXTURES / "heldout_r39.json"),
+        ("heldout_r36", CASES_FIXTURES / "heldout_r36.json"),
         ("field_r18_tune", CASES_FIXTURES / "field_r18_tune.json"),
         ("field_r18_heldout", CASES_FIXTURES / "field_r18_heldout.json"),
         ("probe_r16", CASES_FIXTURES / "probe_r16.json"),

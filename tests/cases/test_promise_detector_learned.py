@@ -444,10 +444,12 @@ def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages
 # r33: its first reading (detector 25) let three out; rules 26 caught two. The third, a porter
 # named only by "Seu" ("o Seu Dito leva as malas até o carro na hora da saída", 0.02), has no
 # day ahead and no word of the business.
+# r36 (75 less common kinds of business): read once, aggregates only, on detector 36 at the start
+# of round 19, never tuned on: local 0.978 / 0.9, share 0.21, one promise out with the check on.
 @pytest.mark.parametrize(
     ("items", "share_ceiling"),
-    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2)],
-    ids=["heldout_r25", "heldout_r33"],
+    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2), (HELDOUT_R36, 0.21)],
+    ids=["heldout_r25", "heldout_r33", "heldout_r36"],
 )
 def test_these_sets_let_out_one_promise_at_most_with_the_check_on(
     items: Labelled, share_ceiling: float

@@ -246,6 +246,10 @@ HELD_OUT_FLOORS = {
     # the start of round 18, read once at its end on the shipped head: top-1 0.71, none
     # rejected 0.77, decided 0.29 at precision 0.93
     "own_scenarios_r17.json": (0.66, 0.7, 0.24, 0.86),
+    # vet pharmacy with pet food delivery, vehicle paperwork office, events venue, cable and
+    # internet provider; written blind in round 18, read once at the start of round 19 on the
+    # shipped head: top-1 0.76, none rejected 0.77, decided 0.31 at precision 0.95
+    "own_scenarios_r18.json": (0.71, 0.7, 0.26, 0.88),
 }
 
 
