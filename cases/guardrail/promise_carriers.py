@@ -33,7 +33,12 @@ OUTSIDE_SUBJECTS: frozenset[str] = CARRIERS | frozenset(
 # The business or the AI itself in the sentence: then the verdict stands.
 _OURS = frozenset(("HUM", "NAME", "WE", "I", "OUR", "PRO", "CL"))
 _FIRST_PERSON = frozenset(("vou", "vo", "vamos", "irei", "iremos", "estou", "estamos", "gente"))
-_OUTSIDE = frozenset(HUM_EXT_NOUNS)
+# And the people an outside party sends: "a seguradora vai mandar um perito" (round 19).
+_OUTSIDE = frozenset(HUM_EXT_NOUNS) | frozenset(
+    ("perito", "peritos", "perita", "vistoriador", "vistoriadora", "regulador", "reguladora")
+)
+# "nos próximos 10 dias" is "em + os", not "us".
+_NOS_AS_IN_THE = frozenset(("proximos", "proximas", "ultimos", "ultimas"))
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -43,8 +48,10 @@ def carrier_only(folded_sentence: str) -> bool:
     words = _WORD.findall(folded_sentence)
     if OUTSIDE_SUBJECTS.isdisjoint(words):
         return False
-    for word in words:
+    for index, word in enumerate(words):
         if word in _OUTSIDE or word in OUTSIDE_SUBJECTS:
+            continue
+        if word == "nos" and index + 1 < len(words) and words[index + 1] in _NOS_AS_IN_THE:
             continue
         if word in _FIRST_PERSON or token_info(word)[0] in _OURS:
             return False

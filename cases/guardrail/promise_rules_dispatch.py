@@ -62,6 +62,8 @@ _COMES = alt(
         *("revisam", "ajusta", "ajustam", "libera", "liberam", "responde", "respondem"),
         *("refaz", "refazem", "reenvia", "reenviam", "encaminha", "encaminham"),
         *("volta", "voltam", "vem buscar", "vem trazer", "encontra", "encontram"),
+        # "o motoqueiro sai com ele em uns 30 minutinhos" (round 19).
+        *("sai com", "saem com"),
     )
 )
 # The people the learned stage reads as such, Portuguese ones (the verbs are).
@@ -74,6 +76,7 @@ _MORE_STAFF = (
     *("vistoriadora", "vistoriadoras", "estofadora", "zeladora", "tatuadora", "encanadora"),
     *("pintora", "pintoras", "marceneira", "jardineira", "cozinheira", "cozinheiras"),
     *("barbeira", "chaveira", "gesseira", "tapeceira", "piscineira", "serralheira"),
+    *("motoqueiro", "motoqueiros", "amolador", "afiador"),
 )
 # A time ahead that names a day: "amanhã", "na quinta", "no sábado", "dia 15", "semana que
 # vem", "até domingo", "hoje à tarde", "daqui a 20 min".
@@ -231,7 +234,8 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 + _FLEET
                 + r"(?:\s+[a-z]+){0,2}?\s+"
                 + r"(?:passa|passam|chega|chegam|leva|levam|entrega|vai|sai|busca|recolhe"
-                r"|retira|volta|descarrega)" + WORD_END,
+                # "nosso caminhão deixa ela aí amanhã" (not "deixa de passar").
+                r"|retira|volta|descarrega|deixa(?!\s+de\s))" + WORD_END,
             ),
         ),
     ),
@@ -370,5 +374,13 @@ VISIT_AT_A_CLOCK = re.compile(
     + "|"
     + Branch(
         ("nosso", "nossa"), r"(?:\s+[a-z]+){1,3}?" + _AT_A_CLOCK, before=_NOT_A_CONDITION
+    ).regex()
+    # The cleft: "Quem leva é o Seu Dito, no caminhão-pipa, por volta das 14h" (round 19).
+    + "|"
+    + Branch(
+        ("quem",),
+        rf"\s+{_COMES}\s+(?:e|sera|vai\s+ser)\s+(?:o|a)\s+"
+        + rf"{alt((*_PEOPLE, *NAMES, NAME_MARK, 'seu', 'dona'))}{WORD_END}"
+        + rf"(?={_later_in_clause(_CLOCK_AHEAD)})",
     ).regex()
 )

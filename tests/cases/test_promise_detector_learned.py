@@ -191,8 +191,9 @@ HELDOUT_R35 = load_round_4("heldout_r35.json")
 # Round 18, written blind for the physical world (people and vehicles of the business at a time
 # ahead) and split by a hash: rules 27 came from the tune half; the other was only measured.
 FIELD_R18 = load_round_4("field_r18_tune.json") + load_round_4("field_r18_heldout.json")
-# Round 18, written blind with the policy only; reserved unread for the next round (only the
-# no-overlap test reads it).
+# Round 18, written blind with the policy only; read once at the start of round 19 on detector
+# 36 (local 0.978 / 0.90, share 0.21, one promise with no case with the check on); detector 37
+# came from it.
 HELDOUT_R36 = load_round_4("heldout_r36.json")
 # Round 18, written blind with the policy only, read once at its end on detector 29 (local
 # 0.92 / 0.92, share 0.22, no promise with no case with the check on); detector 30 took its
@@ -206,6 +207,9 @@ HELDOUT_R38 = load_round_4("heldout_r38.json")
 # (local 0.953 / 0.82, share 0.26, one promise with no case with the check on: the business's
 # pet taxi at a clock time only); detector 35 sends such visits to the check.
 HELDOUT_R39 = load_round_4("heldout_r39.json")
+# Round 19, written blind with the policy only; reserved unread (only the no-overlap test reads
+# it) for the untuned reading of the detector the round ships.
+HELDOUT_R40 = load_round_4("heldout_r40.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -273,7 +277,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets = [HELDOUT_R17, HELDOUT_R18, HELDOUT_R19, HELDOUT_R20, HELDOUT_R21]
     later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
     later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33, HELDOUT_R34]
-    later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39]
+    later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39, HELDOUT_R40]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -412,6 +416,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R38, 0.29),
         # r39: read once on detector 34 (0.26), 0.28 on 36.
         (HELDOUT_R39, 0.28),
+        # r36: read once on detector 36 (0.21, one promise with no case); 37 came from it.
+        (HELDOUT_R36, 0.21),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
@@ -419,6 +425,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
         *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
         *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38", "heldout_r39"),
+        "heldout_r36",
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
@@ -444,12 +451,10 @@ def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages
 # r33: its first reading (detector 25) let three out; rules 26 caught two. The third, a porter
 # named only by "Seu" ("o Seu Dito leva as malas até o carro na hora da saída", 0.02), has no
 # day ahead and no word of the business.
-# r36 (75 less common kinds of business): read once, aggregates only, on detector 36 at the start
-# of round 19, never tuned on: local 0.978 / 0.9, share 0.21, one promise out with the check on.
 @pytest.mark.parametrize(
     ("items", "share_ceiling"),
-    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2), (HELDOUT_R36, 0.21)],
-    ids=["heldout_r25", "heldout_r33", "heldout_r36"],
+    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2)],
+    ids=["heldout_r25", "heldout_r33"],
 )
 def test_these_sets_let_out_one_promise_at_most_with_the_check_on(
     items: Labelled, share_ceiling: float

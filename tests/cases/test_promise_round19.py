@@ -1,0 +1,100 @@
+"""Round 19 of the promise detector (detector 37), from the first reading of the blind set r36
+(on detector 36, never tuned on: local 0.978 / 0.90, one promise out with the model check on).
+
+* A cleft names who comes: "Quem leva é o Seu Dito ... por volta das 14h" goes to the model
+  check like any visit of the business's people at a clock time (a clock time alone is as
+  often a schedule, so no rule decides it).
+* The business's truck "deixa" the thing at the customer's on a day ahead; "deixa de passar"
+  is no visit.
+* Someone of the business "sai com" the order at a time ahead ("o motoqueiro sai com ele em
+  uns 30 minutinhos").
+* The people an outside party sends are theirs: "a seguradora vai mandar um perito" is the
+  insurer's process, and "nos próximos dias" is "em + os", not "us".
+
+Every message here was written for this test and is in no corpus or measurement set. The
+oracle is the policy at the top of ``cases/guardrail/promise.py``, not the detector.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cases.guardrail.normalize import fold
+from cases.guardrail.promise import assess_promise, detect_rule_promise
+from cases.guardrail.promise_carriers import carrier_only
+
+# The policy: a person or vehicle of the business that will act for the customer (round 15:
+# "the business's own vehicle named as such").
+PROMISES = [
+    "Nosso caminhão deixa o entulho na caçamba da obra amanhã às 8h.",
+    "A nossa van deixa as cadeiras aí no salão na sexta de manhã.",
+    "O motoqueiro sai com a sua pizza em uns 15 minutos 🍕",
+    "O entregador sai com o seu pedido amanhã cedo.",
+]
+NOT_PROMISES = [
+    # A habit; a truck that stops coming; the customer's own trip; a past delivery.
+    "O motoqueiro sai com os pedidos da tarde todo dia às 17h.",
+    "Nosso caminhão deixa de passar no seu bairro a partir de amanhã.",
+    "Você sai com o carro amanhã cedo? Então o lava-rápido abre às 7h.",
+    "Nosso caminhão deixou a caçamba aí ontem às 8h.",
+]
+
+
+@pytest.mark.parametrize("text", PROMISES)
+def test_the_business_vehicle_or_courier_on_its_way_is_a_promise(text: str) -> None:
+    assessment = assess_promise(text)
+    assert assessment.promise, assessment
+
+
+@pytest.mark.parametrize("text", NOT_PROMISES)
+def test_habits_stops_and_past_runs_are_no_rule_promise(text: str) -> None:
+    assert detect_rule_promise(text) is None
+
+
+# The policy: someone of the business coming for the customer; a clock time alone does not
+# say whether it is this customer's visit, so the check decides (never cleared locally).
+CLEFTS = [
+    "Pedido confirmado! Quem leva é o Seu Tonho, lá pelas 15h.",
+    "Quem busca é a Dona Cida, por volta das 10h, tá?",
+    "Quem instala é o técnico, às 9h, no seu apartamento.",
+]
+
+
+@pytest.mark.parametrize("text", CLEFTS)
+def test_a_cleft_naming_who_comes_at_a_clock_time_is_never_cleared_locally(text: str) -> None:
+    assessment = assess_promise(text)
+    assert assessment.promise or assessment.uncertain, assessment
+
+
+def test_a_cleft_with_no_time_ahead_is_no_visit() -> None:
+    # "Quem leva é o Seu Tonho" with no clock: a fact about who delivers.
+    assessment = assess_promise("Quem leva os pedidos é o Seu Tonho, ele é muito cuidadoso.")
+    assert not assessment.promise
+
+
+# The policy: people outside the business are no subject of a promise ("a transportadora vai
+# entregar"); an insurer's expert belongs to the insurer.
+@given(
+    party=st.sampled_from(["A seguradora", "O Detran", "A prefeitura"]),
+    person=st.sampled_from(["um perito", "uma perita", "um vistoriador", "o regulador"]),
+    when=st.sampled_from(["nos próximos 10 dias", "nos próximos dias úteis", "em até 5 dias"]),
+)
+def test_an_outside_party_sending_its_own_assessor_is_outside_only(
+    party: str, person: str, when: str
+) -> None:
+    assert carrier_only(fold(f"{party} vai mandar {person} para vistoriar o imóvel {when}."))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # "nos" as "us", a word of the business, keeps the sentence ours.
+        "A seguradora nos mandou o laudo e nós vamos te passar amanhã.",
+        # The business's own expert.
+        "A seguradora pediu a vistoria e o nosso perito vai até aí amanhã.",
+    ],
+)
+def test_the_business_in_the_sentence_keeps_it_ours(sentence: str) -> None:
+    assert not carrier_only(fold(sentence))
