@@ -19,6 +19,7 @@ from conversation.llm.lru import LruCache
 
 from .encoder import get_encoder, get_rerank_encoder
 from .phrase import Phrase
+from .preprocess import covered_part
 from .types import NONE_INTENT, IntentOption
 
 log = logging.getLogger(__name__)
@@ -39,7 +40,11 @@ def lexical_training_set(
     phrases of each intent; phrases labelled ``none`` become a ``none`` label, which the
     cascade reads as "no listed intent fits"."""
     labelled: dict[str, list[str]] = {
-        o.name: [o.name.replace("_", " ").replace("-", " "), o.description, *o.examples]
+        o.name: [
+            o.name.replace("_", " ").replace("-", " "),
+            covered_part(o.description),
+            *o.examples,
+        ]
         for o in intents
     }
     for p in phrases:

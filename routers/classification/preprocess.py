@@ -122,8 +122,33 @@ _SPLIT = re.compile(r"[,;:()/]|\bou\b|\be\b", re.IGNORECASE)
 MIN_FRAGMENT_CHARS = 4
 
 
+# What a description says the intent does NOT cover: "...; não cobre gás nem consulta de
+# preço", "..., e não contratar um plano novo", "..., sem pedir preço", "(sem ser urgência)".
+# Those words belong to another intent; as items of this one they pull its neighbours'
+# messages in (a message about medicines scored the pet-food intent through its fragment
+# "não cobre medicamentos"). A clause that opens with such a marker after a separator ends
+# the covered part; a parenthesis that opens with one is dropped alone.
+_EXCLUSION_TAIL = re.compile(
+    r"\s*[;,.:]\s*(?:e\s+|mas\s+)?(?:"
+    r"n[ãa]o\s+(?:cobre|cobrem|inclui|incluem|abrange|trata|serve\s+para|vale\s+para|é\s+para)\b"
+    r"|e\s+n[ãa]o\b|exceto\b|salvo\b|sem\s+(?:ser\b|\w+(?:ar|er|ir)\b)"
+    r").*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_EXCLUSION_ASIDE = re.compile(
+    r"\s*\(\s*(?:sem|exceto|salvo|n[ãa]o\s+(?:cobre|inclui|é))\b[^)]*\)", re.IGNORECASE
+)
+
+
+def covered_part(description: str) -> str:
+    """A description without what it says the intent does not cover."""
+    without_asides = _EXCLUSION_ASIDE.sub("", description)
+    return _EXCLUSION_TAIL.sub("", without_asides).strip()
+
+
 def description_fragments(description: str) -> list[str]:
-    """The sub-cases a description lists, without its opener ("Cliente quer ...")."""
-    body = _OPENER.sub("", description.strip(), count=1)
+    """The sub-cases a description lists, without its opener ("Cliente quer ...") and
+    without what it excludes (``covered_part``)."""
+    body = _OPENER.sub("", covered_part(description.strip()), count=1)
     parts = (p.strip(" .!?-") for p in _SPLIT.split(body))
     return [p for p in parts if len(p) >= MIN_FRAGMENT_CHARS]

@@ -7,7 +7,9 @@ The items, from ``head_items``:
 
 * per intent: its admin examples, its description, the sub-cases the description lists
   (``preprocess.description_fragments``), its name, and every labelled or accepted
-  phrase of that intent;
+  phrase of that intent; the description without what it says the intent does not cover
+  (``preprocess.covered_part``: "...; não cobre medicamentos" names another intent's
+  subject);
 * for ``none``: the built-in anchors (greetings, thanks, spam, ...) and every phrase
   labelled ``none``.
 
@@ -37,7 +39,7 @@ from conversation.llm.local_classifier import LocalClassifier
 from .archetypes import ArchetypeItems
 from .none_anchors import NONE_ANCHORS
 from .phrase import Phrase
-from .preprocess import description_fragments
+from .preprocess import covered_part, description_fragments
 from .types import NONE_INTENT, IntentOption
 
 
@@ -110,7 +112,7 @@ def head_items(intents: Sequence[IntentOption], phrases: Sequence[Phrase]) -> li
     none = len(intents)
     items: list[Item] = []
     for i, o in enumerate(intents):
-        fixed = [o.name.replace("_", " ").replace("-", " "), o.description.strip()]
+        fixed = [o.name.replace("_", " ").replace("-", " "), covered_part(o.description)]
         fixed += description_fragments(o.description)
         items += [Item(t, i, FIXED) for t in dict.fromkeys(fixed) if t]
         items += [Item(e.strip(), i, EXAMPLE) for e in o.examples if e.strip()]

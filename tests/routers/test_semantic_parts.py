@@ -14,6 +14,7 @@ from conversation.llm.local_classifier import LocalPrediction
 from routers.classification.evaluation import score_cases, score_switches, simulate_learning
 from routers.classification.phrase import Phrase, phrases_from_pairs
 from routers.classification.preprocess import (
+    covered_part,
     description_fragments,
     expand_spelling,
     is_placeholder,
@@ -23,6 +24,7 @@ from routers.classification.semantic import (
     fit_calibration,
     training_fingerprint,
 )
+from routers.classification.semantic_scoring import head_items
 from routers.classification.stickiness import context_text, should_switch
 from routers.classification.types import NONE_INTENT, IntentOption
 
@@ -60,6 +62,67 @@ def test_description_fragments_list_the_sub_cases_without_the_opener() -> None:
         "Cliente avisa que a internet caiu, está lenta, oscilando ou que o Wi-Fi está ruim."
     )
     assert fragments == ["a internet caiu", "está lenta", "oscilando", "que o Wi-Fi está ruim"]
+
+
+# What a description says its intent does not cover names another intent's subject; as an
+# item of this one it would pull that intent's messages in (round 19: "Pedido de ração ...;
+# não cobre medicamentos" made "não cobre medicamentos" a pet-food item).
+@pytest.mark.parametrize(
+    ("description", "covered"),
+    [
+        (
+            "Pedido de ração, petiscos e areia; não cobre medicamentos nem pedidos já feitos.",
+            "Pedido de ração, petiscos e areia",
+        ),
+        (
+            "O titular quer incluir um dependente no contrato, e não contratar um plano novo.",
+            "O titular quer incluir um dependente no contrato",
+        ),
+        (
+            "O cliente quer pagar a viagem já contratada, sem cancelar.",
+            "O cliente quer pagar a viagem já contratada",
+        ),
+        (
+            "Paciente quer marcar consulta ou limpeza (sem ser urgência).",
+            "Paciente quer marcar consulta ou limpeza.",
+        ),
+        # A "não" or a "sem" that is part of what is covered stays.
+        (
+            "Aluno não consegue entrar: catraca, biometria ou app com problema.",
+            "Aluno não consegue entrar: catraca, biometria ou app com problema.",
+        ),
+        (
+            "Relatar que o imóvel está sem água ou com pressão fraca.",
+            "Relatar que o imóvel está sem água ou com pressão fraca.",
+        ),
+        (
+            "Lanches veganos, sem glúten ou sem lactose.",
+            "Lanches veganos, sem glúten ou sem lactose.",
+        ),
+    ],
+)
+def test_covered_part_drops_what_the_description_excludes(description: str, covered: str) -> None:
+    assert covered_part(description) == covered
+
+
+_WORDS = st.lists(
+    st.sampled_from(["boleto", "entrega", "consulta", "ração", "plano", "internet", "troca"]),
+    min_size=1,
+    max_size=5,
+).map(" ".join)
+
+
+@given(
+    covered=_WORDS,
+    excluded=_WORDS,
+    marker=st.sampled_from(["; não cobre", ", e não", "; não inclui", ", exceto", ". Não cobre"]),
+)
+def test_an_exclusion_tail_never_reaches_the_items(
+    covered: str, excluded: str, marker: str
+) -> None:
+    description = f"Cliente quer {covered}{marker} {excluded}."
+    assert covered_part(description) == f"Cliente quer {covered}"
+    assert description_fragments(description) == description_fragments(f"Cliente quer {covered}")
 
 
 def test_phrases_from_pairs_keeps_the_latest_label_of_a_text() -> None:
@@ -203,3 +266,16 @@ def test_learning_simulation_learns_only_what_the_stage_did_not_decide() -> None
     assert points[-1].learned + round(points[-1].local_share * 25) == 25
     assert trained_with[0] == 0 and trained_with == sorted(trained_with)
     assert points[-1].rest is not None and points[-1].rest.in_scope == 5
+
+
+def test_no_item_of_an_intent_holds_what_its_description_excludes() -> None:
+    food = IntentOption(
+        "comprar_racao",
+        "Pedido de ração e petiscos para entrega; não cobre medicamentos nem vermífugos.",
+        ("quero um saco de ração",),
+    )
+    medicine = IntentOption("remedios", "Compra de medicamentos e vermífugos.", ("tem vermífugo?",))
+    items = head_items([food, medicine], ())
+    food_texts = " | ".join(it.text for it in items if it.label == 0)
+    assert "medicamentos" not in food_texts and "vermífugos" not in food_texts
+    assert "medicamentos" in " | ".join(it.text for it in items if it.label == 1)
