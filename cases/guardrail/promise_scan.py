@@ -93,13 +93,18 @@ _INSTRUCTION_BEFORE = re.compile(
     r"|mandar|enviar|acessar|contatar|abrir|pedir)|ligue|liga\s+(?:pra|para|no|na)"
     r"|entre\s+em\s+contato|fale\s+com|fala\s+(?:direto\s+)?com|procure|acesse|basta"
     r"|e\s+so\s+(?:ligar|chamar|falar|mandar)|orientamos|recomendo|sugiro|pedimos\s+que"
-    # "o caminho mais rápido é ligar para a central"
-    r"|e\s+ligar\s+(?:pra|para|no|na))\b"
+    # "o caminho mais rápido é ligar para a central", "o ideal é ligar direto para o plantão"
+    r"|e\s+ligar\s+(?:direto\s+)?(?:pra|para|no|na)"
+    # "ligue para o escritório e peça para falar com a Dra. Patrícia" (round 19)
+    r"|pe[cç]a\s+para\s+falar)\b"
 )
 # "Ligue para a central. Eles vão te ajudar": a pronoun that opens the sentence after an
 # instruction is the people the customer was sent to.
 _PRONOUN_OPENS = re.compile(r"\s*(?P<pronoun>eles|elas|ele|ela)\b")
-_THEY = re.compile(r"\b(?:eles|elas)\b")
+# For the learned stage's verdict (``sent_to_them``): "they", or the person just named ("peça
+# para falar com a Dra. Patrícia, ela vai te orientar"). A rule hit is taken back only by a
+# pronoun opening its sentence (``_PRONOUN_OPENS``).
+_THEY = re.compile(r"\b(?:eles|elas|ele|ela)\b")
 
 # The customer is told to report back: "quando tiver a resposta do banco, me avisa".
 _CUSTOMER_REPORTS = re.compile(
@@ -278,11 +283,16 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
 
 def sent_to_them(text: str, sentence_start: int, sentence_end: int) -> bool:
     """Whether the sentence in ``text[sentence_start:sentence_end]`` speaks of "eles"/"elas"
-    after an instruction earlier in it or in the sentence before: the people the customer was
-    sent to ("ligue para o nosso jurídico, que eles vão te ajudar"; "Ligue para a central.
-    Eles vão te ajudar.")."""
+    ("ele"/"ela") after an instruction earlier in it or in the sentence before: the people the
+    customer was sent to ("ligue para o nosso jurídico, que eles vão te ajudar"; "Ligue para a
+    central. Eles vão te ajudar.")."""
     pronoun = _THEY.search(text, sentence_start, sentence_end)
-    return pronoun is not None and _told_to_go(text, sentence_start, pronoun.start())
+    if pronoun is not None:
+        return _told_to_go(text, sentence_start, pronoun.start())
+    # The instruction itself, with "eles" opening the next sentence: "o ideal é ligar direto
+    # para o plantão; eles atendem até meia-noite".
+    opening = _PRONOUN_OPENS.match(text, sentence_end)
+    return opening is not None and _told_to_go(text, sentence_start, sentence_end)
 
 
 def _sent_to_them(text: str, sentence_start: int, start: int) -> bool:

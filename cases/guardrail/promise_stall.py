@@ -25,8 +25,18 @@ _SOMEBODY = frozenset(("HUM", "NAME", "PRO"))
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+# Names that are nobody acting: the customer addressed ("Um instantinho, Carla, já te
+# retorno"; "..., Renato.") and a complement ("os horários livres da Vanessa").
+_VOCATIVE = re.compile(r",\s*([a-z]+)\s*(?=,|[.!?]|$)")
+_COMPLEMENT = re.compile(r"\b(?:da|do|de)\s+([a-z]+)")
+
+
 def immediate_stall(folded_sentence: str) -> bool:
     """Whether a folded sentence is the AI's own immediate return, with nobody else in it."""
     if _STALL.search(folded_sentence) is None:
         return False
-    return all(token_info(word)[0] not in _SOMEBODY for word in _WORD.findall(folded_sentence))
+    nobody = {*_VOCATIVE.findall(folded_sentence), *_COMPLEMENT.findall(folded_sentence)}
+    return all(
+        word in nobody or token_info(word)[0] not in _SOMEBODY
+        for word in _WORD.findall(folded_sentence)
+    )

@@ -98,3 +98,41 @@ def test_an_outside_party_sending_its_own_assessor_is_outside_only(
 )
 def test_the_business_in_the_sentence_keeps_it_ours(sentence: str) -> None:
     assert not carrier_only(fold(sentence))
+
+
+# --- detector 38: bookings, offers, vocatives and instructions (precision) ----------------
+
+# The policy: what the AI does itself, now, is no promise; an offer that leaves the choice to
+# the customer is none; instructions to the customer are none.
+NEAR_MISSES_TO_THE_CHECK = [
+    # A booking with someone of the business: the customer comes to it.
+    "Pronto! Marquei sua limpeza de pele com a Bia para sábado às 10h 😊",
+    "Sua sessão de fisioterapia com o Dr. Caio está confirmada para segunda, 8h.",
+    # Free times offered, the choice asked.
+    "Deixa eu ver a agenda... o Dr. Caio tem horário na quarta às 9h ou na sexta. Qual prefere?",
+    # The AI's own immediate return, the customer addressed by name, a colleague as a complement.
+    "Só um minutinho, Juliana, já te retorno com a agenda da Bia.",
+    # Instructions, then the people the customer was sent to.
+    "O melhor é ligar direto para a recepção no (11) 4002-8922; eles confirmam na hora.",
+    "Ligue para a clínica e peça para falar com a Dra. Marta, ela vai te explicar o preparo.",
+]
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES_TO_THE_CHECK)
+def test_near_misses_the_learned_stage_reads_as_visits_are_no_local_promise(text: str) -> None:
+    assert not assess_promise(text).promise
+
+
+# The policy: someone of the business coming to the customer, or getting back to them, is a
+# promise; a booking does not hide it.
+BOOKINGS_THAT_PROMISE = [
+    "Agendei a visita do técnico para amanhã às 9h, ele vai até a sua casa.",
+    "Marquei com a Bia para quinta e ela te liga amanhã para confirmar o endereço.",
+    "Temos horário na terça; o instalador passa aí às 14h. Qual prefere, terça ou quarta?",
+]
+
+
+@pytest.mark.parametrize("text", BOOKINGS_THAT_PROMISE)
+def test_a_booking_with_someone_coming_or_calling_back_is_never_cleared(text: str) -> None:
+    assessment = assess_promise(text)
+    assert assessment.promise or assessment.uncertain, assessment
