@@ -89,6 +89,7 @@ from .promise_bookings import booked_or_offered
 from .promise_carriers import carrier_only
 from .promise_features import marked_for_features, sentence_spans
 from .promise_learned import corpus_digest, learned_model, load_corpus
+from .promise_relays import relayed_or_instructed
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
 from .promise_scan import (
     MAX_SCANNED_CHARS,
@@ -273,7 +274,12 @@ from .promise_stall import immediate_stall
 #     para o plantão; eles atendem" and "peça para falar com a Dra. Patrícia, ela vai te
 #     orientar" are instructions. On 6,282 labelled and corpus texts nine verdicts move, every
 #     one a near miss from a local promise to the check; no promise moves.
-RULES_VERSION = "ptbr-promise-38"
+# 39: and a relay of a check the AI has already made ("Já verifiquei com a equipe da
+#     fábrica agora há pouco: a recarga sai por R$ 32", 0.99) or an instruction with no
+#     commitment of the AI's own ("o senhor deve ligar para 0800 ...", 0.95) goes to the
+#     check too (``promise_relays``; "a Joana te liga" is no instruction). Four more near
+#     misses move from a local promise to the check on 6,282 texts; no promise moves.
+RULES_VERSION = "ptbr-promise-39"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -346,6 +352,7 @@ def assess_promise(body: str) -> PromiseAssessment:
             or immediate_stall(sentence)
             or sent_to_them(text, start, end)
             or booked_or_offered(text, sentence)
+            or relayed_or_instructed(sentence)
         ):
             # An outside carrier's delivery, the AI's own "já te retorno", "eles" for the
             # people an instruction sent the customer to, or a booking with someone of the

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .lexicon import alt
 from .normalize import fold
+from .promise_relays import INSTRUCTION
 from .promise_rule_types import Rule
 from .promise_rules import RULES_BY_ANCHOR
 from .promise_rules_dispatch import DISPATCH_RULES, HABIT_WORDS, VISIT_AT_A_CLOCK
@@ -87,17 +88,9 @@ _QUESTION_LEAD = re.compile(
 # "Falo com o responsavel pela empresa?": asking who the customer is, not involving anyone.
 _IDENTITY_QUESTION = re.compile(r"(?:estou|to|tou|estamos)\s+falando\s+com\b|falo\s+com\b")
 
-# An instruction to the customer; the human acts only if the customer goes to them.
-_INSTRUCTION_BEFORE = re.compile(
-    r"\b(?:(?:voce|vc)\s+(?:pode|deve|precisa)\s+(?:ligar|falar|entrar|procurar|chamar"
-    r"|mandar|enviar|acessar|contatar|abrir|pedir)|ligue|liga\s+(?:pra|para|no|na)"
-    r"|entre\s+em\s+contato|fale\s+com|fala\s+(?:direto\s+)?com|procure|acesse|basta"
-    r"|e\s+so\s+(?:ligar|chamar|falar|mandar)|orientamos|recomendo|sugiro|pedimos\s+que"
-    # "o caminho mais rápido é ligar para a central", "o ideal é ligar direto para o plantão"
-    r"|e\s+ligar\s+(?:direto\s+)?(?:pra|para|no|na)"
-    # "ligue para o escritório e peça para falar com a Dra. Patrícia" (round 19)
-    r"|pe[cç]a\s+para\s+falar)\b"
-)
+# An instruction to the customer (``promise_relays``): the human acts only if the customer
+# goes to them.
+_INSTRUCTION_BEFORE = INSTRUCTION
 # "Ligue para a central. Eles vão te ajudar": a pronoun that opens the sentence after an
 # instruction is the people the customer was sent to.
 _PRONOUN_OPENS = re.compile(r"\s*(?P<pronoun>eles|elas|ele|ela)\b")

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
 from cases.guardrail.promise_carriers import carrier_only
+from cases.guardrail.promise_relays import relayed_or_instructed
 
 # The policy: a person or vehicle of the business that will act for the customer (round 15:
 # "the business's own vehicle named as such").
@@ -136,3 +137,40 @@ BOOKINGS_THAT_PROMISE = [
 def test_a_booking_with_someone_coming_or_calling_back_is_never_cleared(text: str) -> None:
     assessment = assess_promise(text)
     assert assessment.promise or assessment.uncertain, assessment
+
+
+# --- detector 39: relays of a check already made, instructions (precision) -----------------
+
+# The policy: relays and completed actions, and instructions to the customer, are none.
+RELAYS_AND_INSTRUCTIONS = [
+    "Já conferi com o pessoal da cozinha agora: o bolo de cenoura não leva leite.",
+    "Acabei de falar com a Dra. Lúcia: ela pediu para te avisar que o jejum é de 8 horas.",
+    "A senhora deve ligar para o 0800 do seguro para acionar o guincho, o número está na apólice.",
+]
+# Someone of the business still to act: the verdict stands (or goes to the check).
+STILL_TO_COME = [
+    "Já falei com o Dr. Paulo: ele vai analisar os exames amanhã e te liga.",
+    "Acabei de conversar com a equipe: assim que a peça chegar, a gente te avisa.",
+    "Amanhã a Bruna te liga pra confirmar o horário da entrega.",
+]
+
+
+@pytest.mark.parametrize("text", RELAYS_AND_INSTRUCTIONS)
+def test_a_relay_or_an_instruction_is_no_local_promise(text: str) -> None:
+    assert not assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", STILL_TO_COME)
+def test_what_is_still_to_come_after_a_relay_is_never_cleared(text: str) -> None:
+    assessment = assess_promise(text)
+    assert assessment.promise or assessment.uncertain, assessment
+
+
+@given(
+    checked=st.sampled_from(["Já verifiquei com", "Acabei de falar com", "Confirmei com"]),
+    who=st.sampled_from(["a equipe", "o gerente", "a Dra. Lúcia", "o pessoal da loja"]),
+    then=st.sampled_from(["ele vai te ligar amanhã", "vamos te avisar", "te retorno depois"]),
+)
+def test_a_relay_with_anything_still_to_come_is_no_relay(checked: str, who: str, then: str) -> None:
+    assert not relayed_or_instructed(fold(f"{checked} {who}: {then}."))
+    assert relayed_or_instructed(fold(f"{checked} {who}: o valor é R$ 50 e aceita pix."))
