@@ -279,7 +279,12 @@ from .promise_stall import immediate_stall
 #     commitment of the AI's own ("o senhor deve ligar para 0800 ...", 0.95) goes to the
 #     check too (``promise_relays``; "a Joana te liga" is no instruction). Four more near
 #     misses move from a local promise to the check on 6,282 texts; no promise moves.
-RULES_VERSION = "ptbr-promise-39"
+# 40: and what someone asked the AI to pass on ("a equipe de suporte me pediu para te
+#     orientar a ..."), a document it already sent ("Encaminhei a guia do DAS para o seu
+#     e-mail, Renato"), the business's hours ("estará fechado durante o Carnaval, e
+#     retomamos o atendimento na quarta") and "Deixa eu ver aqui o histórico" (the AI's own
+#     check now). Seven more near misses move to the check on 6,282 texts; no promise moves.
+RULES_VERSION = "ptbr-promise-40"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

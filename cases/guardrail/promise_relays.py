@@ -40,8 +40,32 @@ _STILL_TO_COME = re.compile(
     r"|acionei|pedi|solicitei|chamado|protocolo)\b"
 )
 _MINE = re.compile(
-    r"\b(?:vou|vamos|irei|iremos|a\s+gente\s+vai|eu|estou|estamos|ja\s+(?:encaminhei|pedi|abri|acionei|avisei|repassei|solicitei))\b"
+    r"\b(?:vou|vamos|irei|iremos|a\s+gente\s+vai|eu|estou|estamos"
+    r"|ja\s+(?:encaminhei|pedi|abri|acionei|avisei|repassei|solicitei))\b"
 )
+# Someone asked the AI to pass something on: "a equipe de suporte me pediu para te orientar
+# a desligar o modem".
+_ASKED_TO_PASS_ON = re.compile(
+    r"\bme\s+(?:pediu|pediram)\s+(?:para|pra)\s+(?:te|lhe)\s+"
+    r"(?:orientar|informar|avisar|dizer|passar|explicar|lembrar)\b"
+)
+# A document the AI has already sent or made: "Encaminhei a guia do DAS para o seu e-mail",
+# "Já gerei a segunda via da sua conta ... Segue o link" (the policy's "encaminhei o boleto
+# para o seu e-mail").
+_SENT_A_DOCUMENT = re.compile(
+    r"^\W*(?:ja\s+)?(?:gerei|emiti|enviei|encaminhei|mandei|anexei|reenviei)\s+(?:[oa]s?\s+|sua\s+"
+    r"|seu\s+|suas\s+|seus\s+)?(?:segunda\s+via|guia|guias|boleto|boletos|link|nota|notas"
+    r"|comprovante|contrato|pdf|arquivo|documento|documentos|recibo|fatura|orcamento|laudo)\b"
+)
+# The business's hours: "Nosso escritório estará fechado durante o Carnaval, e retomamos o
+# atendimento na quarta", "o plantão vai funcionar pelo número ...", "A coordenação estará
+# disponível para conversas logo após a reunião" — for everyone, not this customer.
+_HOURS = re.compile(
+    r"\b(?:estara|estarao|vai\s+estar|vao\s+estar|ficara|vai\s+ficar)\s+(?:fechad|abert"
+    r"|disponive)|\b(?:vai|vao|ira|irao)\s+funcionar\b|\bretoma(?:mos|remos|ra)?\s+o\s+atendimento"
+    r"|\batendimento\s+(?:normal\s+)?(?:retorna|volta|sera\s+retomado)"
+)
+_FOR_YOU = re.compile(r"\b(?:te|lhe|voce|vc|seu|sua|seus|suas|senhor|senhora)\b")
 
 
 # "a Joana te liga pra acertar": someone calling the customer, not "liga pra central".
@@ -49,10 +73,17 @@ _CALLS_YOU = re.compile(r"\b(?:te|lhe|nos|ja)\s+$")
 
 
 def relayed_or_instructed(folded_sentence: str) -> bool:
-    """Whether a folded sentence relays a check the AI already made, or tells the customer
-    what to do, with no commitment of the AI's own."""
-    if _CHECKED.search(folded_sentence):
+    """Whether a folded sentence relays a check the AI already made (or what someone asked it
+    to pass on), reports a document it already sent, states the business's hours, or tells
+    the customer what to do, with no commitment of the AI's own."""
+    if _CHECKED.search(folded_sentence) or _ASKED_TO_PASS_ON.search(folded_sentence):
         return _STILL_TO_COME.search(folded_sentence) is None
+    sent = _SENT_A_DOCUMENT.search(folded_sentence)
+    if sent is not None:
+        # What follows the document: "encaminhei" itself is the sending.
+        return _STILL_TO_COME.search(folded_sentence, sent.end()) is None
+    if _HOURS.search(folded_sentence):
+        return _FOR_YOU.search(folded_sentence) is None
     instructed = any(
         not _CALLS_YOU.search(folded_sentence, 0, found.start())
         for found in INSTRUCTION.finditer(folded_sentence)

@@ -19,6 +19,8 @@ _STALL = re.compile(
     rf"\b(?:ja|jaja)\s+(?:ja\s+)?(?:te\s+|lhe\s+)?{alt((*RETURN_VERBS, 'volto'))}\b"
     r"|\b(?:so\s+)?um\s+(?:instante|instantinho|minutinho|minuto|momento|segundinho)\b"
     r"|\bem\s+instantes\b"
+    # "Deixa eu ver aqui o histórico das suas compras" (round 19).
+    r"|\bdeixa\s+eu\s+(?:ver|conferir|checar|consultar|olhar|verificar|dar\s+uma\s+olhada)\b"
 )
 # Somebody other than the AI in the sentence: then the verdict stands.
 _SOMEBODY = frozenset(("HUM", "NAME", "PRO"))

@@ -174,3 +174,21 @@ def test_what_is_still_to_come_after_a_relay_is_never_cleared(text: str) -> None
 def test_a_relay_with_anything_still_to_come_is_no_relay(checked: str, who: str, then: str) -> None:
     assert not relayed_or_instructed(fold(f"{checked} {who}: {then}."))
     assert relayed_or_instructed(fold(f"{checked} {who}: o valor é R$ 50 e aceita pix."))
+
+
+# --- detector 40: what someone asked the AI to pass on, documents sent, the hours --------
+
+# The policy: relays and completed actions, courtesy and facts about the team are none ("mas
+# encaminhei o boleto para o seu e-mail não conta").
+RELAYS_DOCUMENTS_AND_HOURS = [
+    "O financeiro me pediu para te informar que o boleto novo vence dia 10.",
+    "Enviei o comprovante para o seu e-mail, Marcos. Qualquer dúvida é só chamar.",
+    "Já gerei o boleto atualizado, segue o link: https://exemplo.com/b/123",
+    "Nossa loja estará fechada no feriado e retomamos o atendimento na segunda às 9h.",
+    "Deixa eu dar uma olhada aqui no seu cadastro para te passar o valor certinho.",
+]
+
+
+@pytest.mark.parametrize("text", RELAYS_DOCUMENTS_AND_HOURS)
+def test_relays_documents_sent_and_hours_are_no_local_promise(text: str) -> None:
+    assert not assess_promise(text).promise
