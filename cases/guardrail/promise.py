@@ -284,7 +284,13 @@ from .promise_stall import immediate_stall
 #     e-mail, Renato"), the business's hours ("estará fechado durante o Carnaval, e
 #     retomamos o atendimento na quarta") and "Deixa eu ver aqui o histórico" (the AI's own
 #     check now). Seven more near misses move to the check on 6,282 texts; no promise moves.
-RULES_VERSION = "ptbr-promise-40"
+# 41: recall. A person or vehicle word after "nosso"/"nossa" coming or acting at a clock
+#     time ("Nosso entregador leva direto pra capela às 15h") is a rule of
+#     ``staff_comes_at_a_time`` (the check-only cue of 35 read "nosso X" + a clock on 23
+#     labelled texts, every one a promise; the rule is narrower: a person or vehicle word,
+#     and not "em até 30 minutos", a service level). Three promises become local rule hits
+#     on 6,282 texts; nothing else moves; calibration unchanged.
+RULES_VERSION = "ptbr-promise-41"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -112,10 +112,11 @@ def _later_in_clause(pattern: str) -> str:
 
 # At the customer's place, "em até 40 minutos" is this customer's wait too (alone, "a equipe
 # responde em até 30 minutos" is a service level).
-_CLOCK_AHEAD = (
-    r"(?:(?:entre|as|a\s+partir\s+das|ate\s+as|pelas|la\s+pelas|por\s+volta\s+das|perto\s+das)"
-    rf"\s+{_CLOCK}|em\s+ate\s+[0-9]+\s*(?:min|minutos|minutinhos))"
+_CLOCK_AT = (
+    r"(?:entre|as|a\s+partir\s+das|ate\s+as|pelas|la\s+pelas|por\s+volta\s+das|perto\s+das)"
+    rf"\s+{_CLOCK}"
 )
+_CLOCK_AHEAD = rf"(?:{_CLOCK_AT}|em\s+ate\s+[0-9]+\s*(?:min|minutos|minutinhos))"
 # A vehicle's run named by its time is the business's own: "vai no caminhão de amanhã cedo",
 # "sai no carro de entregas das 13h", "no caminhão refrigerado das 15h".
 _RUN = (
@@ -200,6 +201,13 @@ _NOT_AN_OFFER = "".join(
     for word in ("preferir", "quiser", "prefira", "queira", "precisar")
     for sep in (r"\s", r",\s")
 )
+
+# Coming or acting at a clock time ahead in the same clause (``VISIT_AT_A_CLOCK`` and the
+# business's own "nosso X" branch of ``staff_comes_at_a_time``).
+_AT_A_CLOCK = (
+    rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}(?={_later_in_clause(_CLOCK_AHEAD)})"
+)
+
 
 DISPATCH_RULES: tuple[Rule, ...] = (
     Rule(
@@ -289,6 +297,17 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 + WORD_END,
                 before=_NOT_A_CONDITION,
             ),
+            # "Nosso entregador leva direto pra capela às 15h": the business's own person or
+            # vehicle at a clock time (round 19; the check-only cue of rules 35 read "nosso X"
+            # + a clock on 23 labelled texts, every one a promise).
+            Branch(
+                ("nosso", "nossa"),
+                rf"\s+{alt((*_PEOPLE, *FLEET_WORDS))}{WORD_END}(?:\s+[a-z]+){{0,2}}?"
+                + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}"
+                # A clock time, not "em até 30 minutos" alone (a service level).
+                + rf"(?={_later_in_clause(_CLOCK_AT)})",
+                before=_NOT_A_CONDITION,
+            ),
             # "ele retorna sua ligação amanhã", "ela te liga": only a person calls back.
             Branch(
                 ("ele", "ela"),
@@ -361,9 +380,6 @@ DISPATCH_RULES: tuple[Rule, ...] = (
 # person or vehicle of the business (a name the learned stage marked, "nosso Táxi Dog")
 # coming at a clock time ("busca a Mel às 9h") is as often this customer's appointment as the
 # business's schedule ("a equipe chega às 7h"), so no rule can say which; the model reads it.
-_AT_A_CLOCK = (
-    rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}(?={_later_in_clause(_CLOCK_AHEAD)})"
-)
 # Read by ``promise_scan.visit_at_a_clock_time`` (which knows the sentence's habits).
 VISIT_AT_A_CLOCK = re.compile(
     Branch(

@@ -192,3 +192,32 @@ RELAYS_DOCUMENTS_AND_HOURS = [
 @pytest.mark.parametrize("text", RELAYS_DOCUMENTS_AND_HOURS)
 def test_relays_documents_sent_and_hours_are_no_local_promise(text: str) -> None:
     assert not assess_promise(text).promise
+
+
+# --- rules 41: the business's own person or vehicle at a clock time (recall) -------------
+
+# The policy: the business's own vehicle or person named as such puts them to work for the
+# customer; a habit stays a fact about the team.
+OURS_AT_A_CLOCK = [
+    "Nosso entregador leva o bolo direto no salão às 15h 🎂",
+    "A nossa van busca o Thor às 8h30 na portaria.",
+    "Nosso motoboy chega aí em uns 20 minutinhos com o seu pedido.",
+]
+
+
+@pytest.mark.parametrize("text", OURS_AT_A_CLOCK)
+def test_ours_coming_at_a_clock_time_is_a_rule_promise(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id in ("staff_comes_at_a_time", "own_vehicle_delivery")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nosso motoboy sempre passa na sua rua às 15h.",
+        "Nossa van faz a rota do seu bairro toda terça às 8h.",
+        "Se o nosso entregador chegar às 15h e você não estiver, ele deixa na portaria.",
+    ],
+)
+def test_ours_at_a_clock_time_in_a_habit_or_a_condition_is_no_rule_promise(text: str) -> None:
+    assert detect_rule_promise(text) is None
