@@ -207,8 +207,9 @@ HELDOUT_R38 = load_round_4("heldout_r38.json")
 # (local 0.953 / 0.82, share 0.26, one promise with no case with the check on: the business's
 # pet taxi at a clock time only); detector 35 sends such visits to the check.
 HELDOUT_R39 = load_round_4("heldout_r39.json")
-# Round 19, written blind with the policy only; reserved unread (only the no-overlap test reads
-# it) for the untuned reading of the detector the round ships.
+# Round 19, written blind with the policy only (one business per message), read once on
+# detector 41, never tuned on before (local 0.98 / 0.96, share 0.18, no promise with no case
+# with the check on).
 HELDOUT_R40 = load_round_4("heldout_r40.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
@@ -418,6 +419,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R39, 0.28),
         # r36: read once on detector 36 (0.21, one promise with no case); 37 came from it.
         (HELDOUT_R36, 0.21),
+        # r40: read once on detector 41 (0.18).
+        (HELDOUT_R40, 0.18),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
@@ -425,7 +428,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
         *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
         *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38", "heldout_r39"),
-        "heldout_r36",
+        *("heldout_r36", "heldout_r40"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
