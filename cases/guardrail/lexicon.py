@@ -97,7 +97,7 @@ DET = (
 NOT_AFTER_DE = r"(?<!\bd[aoe]\s)(?<!\bd[ao]s\s)"
 # After a person of the field: not an outside carrier's ("o entregador da transportadora").
 OUTSIDE_COURIERS = ("transportadora", "correios", "app", "aplicativo", "ifood", "uber", "loggi")
-NOT_A_CARRIERS = rf"(?!\s+d[aoe]s?\s+{alt(OUTSIDE_COURIERS)})"
+NOT_A_CARRIERS = rf"(?!\s+d[aoe]s?\s+{alt(OUTSIDE_COURIERS)}|\s+del[ae]s(?![a-z]))"
 CORE = alt(HUM_CORE_NOUNS)
 ALL = alt(HUM_CORE_NOUNS + HUM_EXT_NOUNS)
 # ... but not the customer's own people ("o financeiro da sua empresa") nor a database.

@@ -63,7 +63,7 @@ _COMES = alt(
         *("refaz", "refazem", "reenvia", "reenviam", "encaminha", "encaminham"),
         *("volta", "voltam", "vem buscar", "vem trazer", "encontra", "encontram"),
         # "o motoqueiro sai com ele em uns 30 minutinhos" (round 19).
-        *("sai com", "saem com"),
+        *("sai com", "saem com", "pega", "pegam"),
     )
 )
 # The people the learned stage reads as such, Portuguese ones (the verbs are).
@@ -302,7 +302,9 @@ DISPATCH_RULES: tuple[Rule, ...] = (
             # + a clock on 23 labelled texts, every one a promise).
             Branch(
                 ("nosso", "nossa"),
-                rf"\s+{alt((*_PEOPLE, *FLEET_WORDS))}{WORD_END}(?:\s+[a-z]+){{0,2}}?"
+                rf"\s+{alt((*_PEOPLE, *FLEET_WORDS))}{WORD_END}"
+                # "O nosso motorista, o Paulão, pega a senhora às 5h40".
+                + r"(?:\s*,\s*(?:o|a|seu|dona)\s+[a-z]+\s*,)?(?:\s+[a-z]+){0,2}?"
                 + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}"
                 # A clock time, not "em até 30 minutos" alone (a service level).
                 + rf"(?={_later_in_clause(_CLOCK_AT)})",
@@ -314,6 +316,13 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 r"(?:\s+ja)?\s+(?:(?:te|lhe)\s+(?:liga|retorna|chama|responde|procura)"
                 r"|retorna\s+(?:a\s+)?(?:sua|tua)\s+(?:ligacao|chamada|mensagem|contato))"
                 + WORD_END,
+                before=_NOT_A_CONDITION,
+            ),
+            # "Ele vai aí amanhã às 8h": only a person goes to the customer's place (an order
+            # "chega aí"; round 19).
+            Branch(
+                ("ele", "ela"),
+                rf"\s+(?:vai|vem|passa)\s+ai{WORD_END}{_WHEN}",
                 before=_NOT_A_CONDITION,
             ),
             Branch(

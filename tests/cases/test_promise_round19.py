@@ -221,3 +221,43 @@ def test_ours_coming_at_a_clock_time_is_a_rule_promise(text: str) -> None:
 )
 def test_ours_at_a_clock_time_in_a_habit_or_a_condition_is_no_rule_promise(text: str) -> None:
     assert detect_rule_promise(text) is None
+
+
+# --- rules 42 (from r40's first reading) ---------------------------------------------------
+
+
+def test_their_courier_is_no_subject_of_ours() -> None:
+    # The policy: "a transportadora vai entregar" is shipping status, so is its courier.
+    assert (
+        detect_rule_promise(
+            "O pedido foi para a transportadora e o motoboy deles deve entregar amanhã."
+        )
+        is None
+    )
+    ours = detect_rule_promise("O motoboy deve entregar o pedido amanhã até as 14h.")
+    assert ours is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nosso motorista, o Tião, pega vocês às 6h no hotel.",
+        "O eletricista remarcou: ele vai aí amanhã às 10h.",
+        "A diarista não pôde ir hoje, mas ela vem aí na sexta de manhã.",
+    ],
+)
+def test_a_person_of_the_business_coming_to_the_customer_is_a_rule_promise(text: str) -> None:
+    assert detect_rule_promise(text) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Seu pedido saiu hoje e ele chega aí amanhã.",
+        "Se ele vai aí amanhã, me avisa que eu confirmo o endereço.",
+        "O eletricista não vai aí amanhã, só na semana que vem a gente vê.",
+    ],
+)
+def test_an_order_arriving_a_condition_or_a_negation_is_no_visit(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != "staff_comes_at_a_time"
