@@ -253,6 +253,11 @@ HELD_OUT_FLOORS = {
     # internet provider; written blind in round 18, read once at the start of round 19 on the
     # shipped head: top-1 0.76, none rejected 0.77, decided 0.31 at precision 0.95
     "own_scenarios_r18.json": (0.71, 0.7, 0.26, 0.88),
+    # dental clinic chain, agricultural supply, private school, car insurance broker; written
+    # blind at the start of round 19 (every description lists what it does not cover), read
+    # once at its end on the shipped head (exclusions out of the items): top-1 0.83, none
+    # rejected 0.94, decided 0.38 at precision 0.99
+    "own_scenarios_r19.json": (0.78, 0.85, 0.32, 0.93),
 }
 
 
