@@ -86,7 +86,7 @@ from enum import StrEnum
 
 from .normalize import fold
 from .promise_bookings import booked_or_offered
-from .promise_carriers import carrier_only
+from .promise_carriers import automatic_only, carrier_only
 from .promise_features import marked_for_features, sentence_spans
 from .promise_learned import corpus_digest, learned_model, load_corpus
 from .promise_relays import relayed_or_instructed
@@ -296,7 +296,11 @@ from .promise_stall import immediate_stall
 #     ("pega", an apposition after "nosso X"); "Ele vai aí amanhã às 8h" (only a person goes
 #     to the customer's place). Four more rule hits on 6,382 texts, every one a promise, and
 #     one rule false positive gone; calibration unchanged.
-RULES_VERSION = "ptbr-promise-42"
+# 43: an automatic process as the only actor ("o app te envia uma notificação", "o sistema
+#     te manda um SMS", "será processado automaticamente"; the policy's automatic processes)
+#     goes to the check like an outside carrier (``promise_carriers.automatic_only``). Three
+#     near misses move on 6,382 texts; no promise moves.
+RULES_VERSION = "ptbr-promise-43"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -366,6 +370,7 @@ def assess_promise(body: str) -> PromiseAssessment:
         sentence = text[start:end]
         if (
             carrier_only(sentence)
+            or automatic_only(sentence)
             or immediate_stall(sentence)
             or sent_to_them(text, start, end)
             or booked_or_offered(text, sentence)

@@ -7,6 +7,11 @@ outside party) and nobody of the business — no person or team, no name, no "we
 "you" being acted for — its verdict is not left standing as a promise: the sentence goes to the
 model check, which reads it whole (or, with no model, to the customer as the status it is).
 The rules are never overruled: a rule hit ("vou verificar com os Correios") stays a promise.
+
+So is an automatic process (round 19; the policy: "seu reembolso será processado", "você
+receberá um e-mail automático"): "o app te envia uma notificação", "o sistema te manda um
+SMS", "será processado automaticamente" with no person, team or name in the sentence and no
+"I" or "we" (``automatic_only``).
 """
 
 from __future__ import annotations
@@ -40,6 +45,10 @@ _OUTSIDE = frozenset(HUM_EXT_NOUNS) | frozenset(
 # "nos próximos 10 dias" is "em + os", not "us".
 _NOS_AS_IN_THE = frozenset(("proximos", "proximas", "ultimos", "ultimas"))
 _WORD = re.compile(r"[a-z0-9]+")
+# The customer addressed by name ("Oi, Larissa!", "..., Renato."): nobody acting.
+_VOCATIVE = re.compile(
+    r"(?:^\W*(?:oi|ola|bom\s+dia|boa\s+tarde|boa\s+noite)\W+|,\s*)([a-z]+)\s*(?=[,.!?]|$)"
+)
 
 
 def carrier_only(folded_sentence: str) -> bool:
@@ -56,3 +65,24 @@ def carrier_only(folded_sentence: str) -> bool:
         if word in _FIRST_PERSON or token_info(word)[0] in _OURS:
             return False
     return True
+
+
+# The machine as the actor: "o sistema te manda", "o app envia", "automaticamente".
+_AUTOMATIC = re.compile(
+    r"\b(?:automaticamente|automatic[oa]s?|(?:o|pelo|no|do)\s+(?:sistema|app|aplicativo|site"
+    r"|portal)|por\s+e-?mail\s+automatico)\b"
+)
+# Somebody acting in the sentence: a person, team or name, "I", "we" or a third person.
+_ACTORS = frozenset(("HUM", "NAME", "PRO", "WE", "I"))
+
+
+def automatic_only(folded_sentence: str) -> bool:
+    """Whether a folded sentence names an automatic process as its actor and nobody of the
+    business (the customer addressed by name is nobody acting)."""
+    if _AUTOMATIC.search(folded_sentence) is None:
+        return False
+    words = _WORD.findall(folded_sentence)
+    if _FIRST_PERSON.intersection(words):
+        return False
+    addressed = set(_VOCATIVE.findall(folded_sentence))
+    return all(word in addressed or token_info(word)[0] not in _ACTORS for word in words)

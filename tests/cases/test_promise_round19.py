@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from cases.guardrail.normalize import fold
 from cases.guardrail.promise import assess_promise, detect_rule_promise
-from cases.guardrail.promise_carriers import carrier_only
+from cases.guardrail.promise_carriers import automatic_only, carrier_only
 from cases.guardrail.promise_relays import relayed_or_instructed
 
 # The policy: a person or vehicle of the business that will act for the customer (round 15:
@@ -261,3 +261,32 @@ def test_a_person_of_the_business_coming_to_the_customer_is_a_rule_promise(text:
 def test_an_order_arriving_a_condition_or_a_negation_is_no_visit(text: str) -> None:
     match = detect_rule_promise(text)
     assert match is None or match.rule_id != "staff_comes_at_a_time"
+
+
+# --- detector 43: automatic processes ------------------------------------------------------
+
+# The policy: "seu reembolso será processado", "você receberá um e-mail automático".
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "quando o pagamento compensar, o app te envia o comprovante.",
+        "oi, marina! o sistema te manda um sms quando o pedido sair.",
+        "o estorno é feito automaticamente em até 2 faturas.",
+    ],
+)
+def test_an_automatic_process_alone_is_no_one_acting(sentence: str) -> None:
+    assert automatic_only(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "vou cadastrar no sistema e a equipe te liga amanhã.",
+        "o sistema avisa o técnico e ele passa aí amanhã.",
+        "a gente confere no sistema e te retorna.",
+    ],
+)
+def test_someone_acting_beside_the_system_keeps_the_sentence_ours(sentence: str) -> None:
+    assert not automatic_only(sentence)
