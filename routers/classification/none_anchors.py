@@ -51,4 +51,18 @@ NONE_ANCHORS: tuple[str, ...] = (
     "segue meu currículo para a vaga",
     "que dia lindo hoje",
     "alguém viu o jogo ontem?",
+    # Round 19: what else reaches a business with no ask of its own (suppliers selling to it,
+    # its social media, warnings, surveys, donations, chain and election messages). Anchors
+    # that name a trade or a product ("sou motoboy e queria trabalhar", "nota fiscal do
+    # serviço") were tried and dropped: they pulled in-scope messages to none (top-1 -1 to -2
+    # points on the seen sets).
+    "somos fornecedores e queremos apresentar nossa tabela de preços para revenda",
+    "qual o instagram de vocês?",
+    "vocês têm site ou facebook?",
+    "cuidado, tem um perfil falso usando o nome de vocês",
+    "poderiam responder uma pesquisa rápida para o meu tcc?",
+    "estamos arrecadando doações para o abrigo do bairro, podem ajudar?",
+    "vocês patrocinam eventos ou times da região?",
+    "repassem essa mensagem para 10 contatos",
+    "vota no meu candidato nessa eleição",
 )
