@@ -300,7 +300,12 @@ from .promise_stall import immediate_stall
 #     te manda um SMS", "será processado automaticamente"; the policy's automatic processes)
 #     goes to the check like an outside carrier (``promise_carriers.automatic_only``). Three
 #     near misses move on 6,382 texts; no promise moves.
-RULES_VERSION = "ptbr-promise-43"
+# 44: recall. About 80 more trades a service business sends are rule subjects of the
+#     dispatch rules (a caregiver, a valet, a dog trainer, a make-up artist, a landscaper, a
+#     florist...; not "monitor", "guia", "piloto": as often a thing or a document). Ten
+#     promises become rule hits on 6,382 texts (one was only sent to the check before);
+#     nothing else moves; calibration unchanged.
+RULES_VERSION = "ptbr-promise-44"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -77,6 +77,22 @@ _MORE_STAFF = (
     *("pintora", "pintoras", "marceneira", "jardineira", "cozinheira", "cozinheiras"),
     *("barbeira", "chaveira", "gesseira", "tapeceira", "piscineira", "serralheira"),
     *("motoqueiro", "motoqueiros", "amolador", "afiador"),
+    # Round 19: more of the trades a service business sends (every first-reading leak since
+    # round 13 had a person the lists did not know). Not "monitor", "guia", "piloto",
+    # "montadora", "coletor", "auxiliar": as often a thing, a document or an adjective.
+    *("cuidador", "cuidadora", "cuidadores", "cuidadoras", "manobrista", "manobristas"),
+    *("coletora", "recreadora", "recreador", "recreadoras", "recreadores", "churrasqueiro"),
+    *("churrasqueira", "fotografos", "cinegrafista", "cinegrafistas", "garcons", "garconete"),
+    *("garconetes", "bartender", "barman", "boleira", "doceira", "salgadeira", "condutor"),
+    *("condutora", "costureiro", "alfaiate", "bordadeira", "sapateiro", "relojoeiro"),
+    *("joalheiro", "ajudante", "ajudantes", "soldador", "funileiro", "lanterneiro"),
+    *("borracheiro", "paisagista", "podador", "faxineiro", "diaristas", "passadeira"),
+    *("lavadeira", "enfermeiros", "fonoaudiologa", "tosador", "tosadora", "banhista"),
+    *("adestrador", "adestradora", "passeador", "passeadora", "afinador", "afinadora"),
+    *("treinador", "treinadora", "avaliador", "avaliadora", "engenheira", "topografo"),
+    *("agrimensor", "estagiario", "estagiaria", "freteiro", "maquiadora", "maquiador"),
+    *("esteticista", "depiladora", "massagista", "dj", "musico", "musicos"),
+    *("cerimonialista", "decoradora", "decorador", "florista", "floristas"),
 )
 # A time ahead that names a day: "amanhã", "na quinta", "no sábado", "dia 15", "semana que
 # vem", "até domingo", "hoje à tarde", "daqui a 20 min".

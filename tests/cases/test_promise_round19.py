@@ -290,3 +290,33 @@ def test_an_automatic_process_alone_is_no_one_acting(sentence: str) -> None:
 )
 def test_someone_acting_beside_the_system_keeps_the_sentence_ours(sentence: str) -> None:
     assert not automatic_only(sentence)
+
+
+# --- rules 44: more trades as the business's people -----------------------------------------
+
+
+@given(
+    trade=st.sampled_from(
+        ["A cuidadora", "O manobrista", "A recreadora", "O adestrador", "A maquiadora"]
+    ),
+    when=st.sampled_from(["amanhã às 8h", "na sexta de manhã", "sábado às 15h"]),
+)
+def test_a_trade_of_the_business_coming_on_a_day_ahead_is_a_rule_promise(
+    trade: str, when: str
+) -> None:
+    assert detect_rule_promise(f"{trade} chega aí {when}.") is not None
+    # The same trade in a habit is a fact about the team.
+    assert detect_rule_promise(f"{trade} sempre chega aí {when}.") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A guia do DAS vai por e-mail amanhã.",
+        "O monitor chega amanhã pela transportadora.",
+        "O piloto automático do carro vem desligado de fábrica.",
+    ],
+)
+def test_things_named_like_people_are_no_staff(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is None or match.rule_id != "staff_comes_at_a_time"
