@@ -305,7 +305,12 @@ from .promise_stall import immediate_stall
 #     florist...; not "monitor", "guia", "piloto": as often a thing or a document). Ten
 #     promises become rule hits on 6,382 texts (one was only sent to the check before);
 #     nothing else moves; calibration unchanged.
-RULES_VERSION = "ptbr-promise-44"
+# 45: recall. The business acting for the customer on a day ahead in its own voice ("a gente
+#     resolve isso até sexta", "te ligamos amanhã"; the policy's "vamos providenciar") joins
+#     ``we_come_at_a_time`` (not "enviamos"/"mandamos": with a carrier, shipping status).
+#     Three promises become rule hits on 6,382 texts (one was only sent to the check);
+#     nothing else moves; calibration unchanged.
+RULES_VERSION = "ptbr-promise-45"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -195,6 +195,11 @@ _BOOKED_FOR = (
 _WE_COME = (
     *("passamos", "buscamos", "levamos", "chegamos", "trazemos", "entregamos", "instalamos"),
     *("montamos", "devolvemos", "recolhemos", "retiramos", "vamos ai", "passamos ai"),
+    # Round 19: the business acting for the customer on a day ahead ("a gente resolve isso
+    # até sexta", "te ligamos amanhã"). Not "enviamos"/"mandamos": with a carrier that is
+    # shipping status ("enviamos amanhã pelos Correios").
+    *("resolvemos", "analisamos", "verificamos", "conferimos", "corrigimos", "ajustamos"),
+    *("liberamos", "ligamos", "retornamos", "trocamos", "consertamos", "refazemos"),
 )
 _WE_GO = (
     *("passar", "buscar", "levar", "chegar", "trazer", "entregar", "instalar", "montar"),
@@ -202,7 +207,8 @@ _WE_GO = (
 )
 _WE_COME_3 = (
     *("passa", "busca", "leva", "chega", "traz", "entrega", "instala", "monta", "devolve"),
-    *("recolhe", "retira", "vai ai", "passa ai"),
+    *("recolhe", "retira", "vai ai", "passa ai", "resolve", "analisa", "verifica", "confere"),
+    *("corrige", "ajusta", "libera", "liga", "te liga", "retorna", "troca", "conserta", "refaz"),
 )
 # A question asks ("Passamos aí amanhã às 9h?"): the sentence must not end on one, unless a
 # closing tag asks nothing ("Passamos aí amanhã às 9h, tudo bem?" commits, as the policy's

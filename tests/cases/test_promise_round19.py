@@ -320,3 +320,23 @@ def test_a_trade_of_the_business_coming_on_a_day_ahead_is_a_rule_promise(
 def test_things_named_like_people_are_no_staff(text: str) -> None:
     match = detect_rule_promise(text)
     assert match is None or match.rule_id != "staff_comes_at_a_time"
+
+
+# --- rules 45: the business acting in its own voice on a day ahead ---------------------------
+
+
+@given(
+    act=st.sampled_from(["a gente resolve", "a gente confere", "corrigimos", "te ligamos"]),
+    when=st.sampled_from(["amanhã", "até sexta", "na segunda de manhã"]),
+)
+def test_the_business_acting_on_a_day_ahead_is_a_promise_unless_offered_or_asked(
+    act: str, when: str
+) -> None:
+    assert detect_rule_promise(f"Pode deixar, {act} isso {when}.") is not None
+    assert detect_rule_promise(f"Se preferir, {act} isso {when}.") is None
+    assert detect_rule_promise(f"{act.capitalize()} isso {when}?") is None
+
+
+def test_sending_on_a_day_ahead_is_shipping_status() -> None:
+    # The policy: "seu pedido foi encaminhado para a transportadora" is shipping status.
+    assert detect_rule_promise("Enviamos o seu pedido amanhã pelos Correios.") is None
