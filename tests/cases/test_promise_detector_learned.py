@@ -211,8 +211,9 @@ HELDOUT_R39 = load_round_4("heldout_r39.json")
 # detector 41, never tuned on before (local 0.98 / 0.96, share 0.18, no promise with no case
 # with the check on).
 HELDOUT_R40 = load_round_4("heldout_r40.json")
-# Round 19, written blind with the policy only, mainstream businesses; read once on the
-# detector the round ships (only the no-overlap test reads it before that).
+# Round 19, written blind with the policy only, mainstream businesses; read once on detector
+# 45, the one the round ships, never tuned on (local 0.98 / 0.98, share 0.18, no promise with
+# no case with the check on).
 HELDOUT_R41 = load_round_4("heldout_r41.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
@@ -425,6 +426,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R36, 0.21),
         # r40: read once on detector 41 (0.18).
         (HELDOUT_R40, 0.18),
+        # r41: read once on detector 45 (0.18).
+        (HELDOUT_R41, 0.18),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
@@ -432,7 +435,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
         *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
         *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38", "heldout_r39"),
-        *("heldout_r36", "heldout_r40"),
+        *("heldout_r36", "heldout_r40", "heldout_r41"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
