@@ -63,12 +63,6 @@ CLEFTS = [
 ]
 
 
-@pytest.mark.parametrize("text", CLEFTS)
-def test_a_cleft_naming_who_comes_at_a_clock_time_is_never_cleared_locally(text: str) -> None:
-    assessment = assess_promise(text)
-    assert assessment.promise or assessment.uncertain, assessment
-
-
 def test_a_cleft_with_no_time_ahead_is_no_visit() -> None:
     # "Quem leva é o Seu Tonho" with no clock: a fact about who delivers.
     assessment = assess_promise("Quem leva os pedidos é o Seu Tonho, ele é muito cuidadoso.")
@@ -119,11 +113,6 @@ NEAR_MISSES_TO_THE_CHECK = [
 ]
 
 
-@pytest.mark.parametrize("text", NEAR_MISSES_TO_THE_CHECK)
-def test_near_misses_the_learned_stage_reads_as_visits_are_no_local_promise(text: str) -> None:
-    assert not assess_promise(text).promise
-
-
 # The policy: someone of the business coming to the customer, or getting back to them, is a
 # promise; a booking does not hide it.
 BOOKINGS_THAT_PROMISE = [
@@ -131,12 +120,6 @@ BOOKINGS_THAT_PROMISE = [
     "Marquei com a Bia para quinta e ela te liga amanhã para confirmar o endereço.",
     "Temos horário na terça; o instalador passa aí às 14h. Qual prefere, terça ou quarta?",
 ]
-
-
-@pytest.mark.parametrize("text", BOOKINGS_THAT_PROMISE)
-def test_a_booking_with_someone_coming_or_calling_back_is_never_cleared(text: str) -> None:
-    assessment = assess_promise(text)
-    assert assessment.promise or assessment.uncertain, assessment
 
 
 # --- detector 39: relays of a check already made, instructions (precision) -----------------
@@ -153,17 +136,6 @@ STILL_TO_COME = [
     "Acabei de conversar com a equipe: assim que a peça chegar, a gente te avisa.",
     "Amanhã a Bruna te liga pra confirmar o horário da entrega.",
 ]
-
-
-@pytest.mark.parametrize("text", RELAYS_AND_INSTRUCTIONS)
-def test_a_relay_or_an_instruction_is_no_local_promise(text: str) -> None:
-    assert not assess_promise(text).promise
-
-
-@pytest.mark.parametrize("text", STILL_TO_COME)
-def test_what_is_still_to_come_after_a_relay_is_never_cleared(text: str) -> None:
-    assessment = assess_promise(text)
-    assert assessment.promise or assessment.uncertain, assessment
 
 
 @given(
@@ -189,9 +161,19 @@ RELAYS_DOCUMENTS_AND_HOURS = [
 ]
 
 
-@pytest.mark.parametrize("text", RELAYS_DOCUMENTS_AND_HOURS)
-def test_relays_documents_sent_and_hours_are_no_local_promise(text: str) -> None:
+@pytest.mark.parametrize(
+    "text", [*NEAR_MISSES_TO_THE_CHECK, *RELAYS_AND_INSTRUCTIONS, *RELAYS_DOCUMENTS_AND_HOURS]
+)
+def test_the_near_misses_of_detectors_38_to_40_are_no_local_promise(text: str) -> None:
     assert not assess_promise(text).promise
+
+
+@pytest.mark.parametrize("text", [*CLEFTS, *BOOKINGS_THAT_PROMISE, *STILL_TO_COME])
+def test_a_visit_a_call_back_or_what_is_still_to_come_is_never_cleared(text: str) -> None:
+    # A cleft at a clock time goes to the check; a booking with someone coming or calling
+    # back, and a relay with something still to come, keep their verdict.
+    assessment = assess_promise(text)
+    assert assessment.promise or assessment.uncertain, assessment
 
 
 # --- rules 41: the business's own person or vehicle at a clock time (recall) -------------
@@ -250,17 +232,12 @@ def test_a_person_of_the_business_coming_to_the_customer_is_a_rule_promise(text:
     assert detect_rule_promise(text) is not None
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Seu pedido saiu hoje e ele chega aí amanhã.",
-        "Se ele vai aí amanhã, me avisa que eu confirmo o endereço.",
-        "O eletricista não vai aí amanhã, só na semana que vem a gente vê.",
-    ],
-)
-def test_an_order_arriving_a_condition_or_a_negation_is_no_visit(text: str) -> None:
-    match = detect_rule_promise(text)
-    assert match is None or match.rule_id != "staff_comes_at_a_time"
+# An order arriving, a condition, a negation (rules 42); things named like people (rules 44).
+NO_VISITS = [
+    "Seu pedido saiu hoje e ele chega aí amanhã.",
+    "Se ele vai aí amanhã, me avisa que eu confirmo o endereço.",
+    "O eletricista não vai aí amanhã, só na semana que vem a gente vê.",
+]
 
 
 # --- detector 43: automatic processes ------------------------------------------------------
@@ -309,15 +286,15 @@ def test_a_trade_of_the_business_coming_on_a_day_ahead_is_a_rule_promise(
     assert detect_rule_promise(f"{trade} sempre chega aí {when}.") is None
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "A guia do DAS vai por e-mail amanhã.",
-        "O monitor chega amanhã pela transportadora.",
-        "O piloto automático do carro vem desligado de fábrica.",
-    ],
-)
-def test_things_named_like_people_are_no_staff(text: str) -> None:
+NO_VISITS += [
+    "A guia do DAS vai por e-mail amanhã.",
+    "O monitor chega amanhã pela transportadora.",
+    "O piloto automático do carro vem desligado de fábrica.",
+]
+
+
+@pytest.mark.parametrize("text", NO_VISITS)
+def test_orders_conditions_negations_and_things_are_no_visit(text: str) -> None:
     match = detect_rule_promise(text)
     assert match is None or match.rule_id != "staff_comes_at_a_time"
 
