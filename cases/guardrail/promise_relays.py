@@ -4,9 +4,11 @@ common forms; the learned stage still scores some of them as promises (round 19,
 seen blind sets): "o senhor deve ligar para 0800 ...", 0.95; "Já verifiquei com a equipe da
 fábrica agora há pouco: a recarga sai por R$ 32", 0.99; "Acabei de falar com a psicóloga
 Renata: ela pediu para te informar que o valor é R$ 180", 0.97. When its best sentence is an
-instruction, or the relay of a check the AI has already made, and holds no commitment of the
-AI's own ("vou", "vamos", "já encaminhei") nor anything still to come, the verdict goes to
-the model check instead of standing as a promise. The rules are never overruled.
+instruction, the relay of a check the AI has already made or of what someone asked it to pass
+on, a document it already sent ("Encaminhei a guia para o seu e-mail"), or the business's
+hours ("estará fechado durante o Carnaval"), and holds no commitment of the AI's own ("vou",
+"vamos", "já encaminhei") nor anything still to come, the verdict goes to the model check
+instead of standing as a promise. The rules are never overruled.
 """
 
 from __future__ import annotations
