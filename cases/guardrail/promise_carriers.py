@@ -20,6 +20,7 @@ import re
 
 from .lexicon import HUM_EXT_NOUNS
 from .promise_features import token_info
+from .promise_names import addressed_names
 
 # Carriers and post, folded: how an order travels.
 CARRIERS: frozenset[str] = frozenset(
@@ -45,10 +46,6 @@ _OUTSIDE = frozenset(HUM_EXT_NOUNS) | frozenset(
 # "nos próximos 10 dias" is "em + os", not "us".
 _NOS_AS_IN_THE = frozenset(("proximos", "proximas", "ultimos", "ultimas"))
 _WORD = re.compile(r"[a-z0-9]+")
-# The customer addressed by name ("Oi, Larissa!", "..., Renato."): nobody acting.
-_VOCATIVE = re.compile(
-    r"(?:^\W*(?:oi|ola|bom\s+dia|boa\s+tarde|boa\s+noite)\W+|,\s*)([a-z]+)\s*(?=[,.!?]|$)"
-)
 
 
 def carrier_only(folded_sentence: str) -> bool:
@@ -84,5 +81,5 @@ def automatic_only(folded_sentence: str) -> bool:
     words = _WORD.findall(folded_sentence)
     if _FIRST_PERSON.intersection(words):
         return False
-    addressed = set(_VOCATIVE.findall(folded_sentence))
+    addressed = addressed_names(folded_sentence)
     return all(word in addressed or token_info(word)[0] not in _ACTORS for word in words)

@@ -102,3 +102,16 @@ def mark_names(original: str, folded: str, known: frozenset[str]) -> str:
         return folded
     pieces.append(folded[last:])
     return "".join(pieces)
+
+
+# The customer addressed by name in a folded sentence ("oi, larissa! ...", "um instantinho,
+# carla, ja te retorno", "..., renato."): a greeting's or a comma's word right before a comma
+# or the sentence's end. The post-filters of ``promise`` read it as nobody acting.
+_ADDRESSED = re.compile(
+    r"(?:^\W*(?:oi|ola|bom\s+dia|boa\s+tarde|boa\s+noite)\W+|,\s*)([a-z]+)\s*(?=[,.!?]|$)"
+)
+
+
+def addressed_names(folded_sentence: str) -> set[str]:
+    """The words a folded sentence uses to address the customer by name."""
+    return set(_ADDRESSED.findall(folded_sentence))

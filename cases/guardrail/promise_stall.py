@@ -13,6 +13,7 @@ import re
 
 from .lexicon import alt
 from .promise_features import token_info
+from .promise_names import addressed_names
 from .promise_words import RETURN_VERBS
 
 _STALL = re.compile(
@@ -28,8 +29,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 
 # Names that are nobody acting: the customer addressed ("Um instantinho, Carla, já te
-# retorno"; "..., Renato.") and a complement ("os horários livres da Vanessa").
-_VOCATIVE = re.compile(r",\s*([a-z]+)\s*(?=,|[.!?]|$)")
+# retorno"; ``promise_names.addressed_names``) and a complement ("os horários livres da
+# Vanessa").
 _COMPLEMENT = re.compile(r"\b(?:da|do|de)\s+([a-z]+)")
 
 
@@ -37,7 +38,7 @@ def immediate_stall(folded_sentence: str) -> bool:
     """Whether a folded sentence is the AI's own immediate return, with nobody else in it."""
     if _STALL.search(folded_sentence) is None:
         return False
-    nobody = {*_VOCATIVE.findall(folded_sentence), *_COMPLEMENT.findall(folded_sentence)}
+    nobody = addressed_names(folded_sentence) | set(_COMPLEMENT.findall(folded_sentence))
     return all(
         word in nobody or token_info(word)[0] not in _SOMEBODY
         for word in _WORD.findall(folded_sentence)
