@@ -88,9 +88,6 @@ _QUESTION_LEAD = re.compile(
 # "Falo com o responsavel pela empresa?": asking who the customer is, not involving anyone.
 _IDENTITY_QUESTION = re.compile(r"(?:estou|to|tou|estamos)\s+falando\s+com\b|falo\s+com\b")
 
-# An instruction to the customer (``promise_relays``): the human acts only if the customer
-# goes to them.
-_INSTRUCTION_BEFORE = INSTRUCTION
 # "Ligue para a central. Eles vão te ajudar": a pronoun that opens the sentence after an
 # instruction is the people the customer was sent to.
 _PRONOUN_OPENS = re.compile(r"\s*(?P<pronoun>eles|elas|ele|ela)\b")
@@ -264,7 +261,7 @@ def _suppressed(text: str, tokens: set[bytes], rule_id: str, start: int, end: in
     ):
         return True
     if third_party and (
-        _INSTRUCTION_BEFORE.search(text, sentence_start, start)
+        INSTRUCTION.search(text, sentence_start, start)
         or _sent_to_them(text, sentence_start, start)
     ):
         return True
@@ -304,7 +301,7 @@ def _told_to_go(text: str, sentence_start: int, upto: int) -> bool:
     the sentence before."""
     mark = _sentence_start(text, sentence_start) - 1  # the end of the sentence before
     before = _sentence_start(text, mark) if mark >= 0 else sentence_start
-    return _INSTRUCTION_BEFORE.search(text, before, upto) is not None
+    return INSTRUCTION.search(text, before, upto) is not None
 
 
 _CLOCK_HINT = re.compile(r"[0-9]\s*(?:h|:[0-9]|min)")
