@@ -266,6 +266,10 @@ HELD_OUT_FLOORS = {
     # blind at the end of round 19, read once at the start of round 20 on the shipped head:
     # top-1 0.86, none rejected 0.92, decided 0.48 at precision 0.98
     "own_scenarios_r21.json": (0.81, 0.85, 0.42, 0.93),
+    # private hospital, solar installer, transit card operator, custom furniture; written
+    # blind at the start of round 20, read once in it on the round-19 router: top-1 0.85, none
+    # rejected 0.83, decided 0.43 at precision 0.98
+    "own_scenarios_r22.json": (0.8, 0.75, 0.37, 0.93),
 }
 
 
