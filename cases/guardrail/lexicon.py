@@ -340,10 +340,12 @@ ASKED_LEADS: tuple[str, ...] = (
     *("pedi que", "pedi para", "pedi pra", "solicitei que", "solicitei para", "pedimos que"),
     *("pedimos para", "solicitamos que", "ja pedi que"),
 )
-# A person of the business and a verb, or a third-person plural verb ("liberem", "revisem"),
-# never the customer ("pedi que voce envie" is an instruction).
+# A person of the business and a verb, or a third-person plural verb ("liberem"), never the
+# customer ("pedi que voce envie"), nor what visitors are asked to do ("pedimos que evitem").
+_CONDUCT = "evitem|cheguem|tragam|aguardem|comparecam|apresentem|mantenham|respeitem|usem"
 ASKED_REST = (
-    rf"(?:\s+{HUM_ALL_BARE}\s+[a-z]+|\s+(?!(?:voce|vc|voces)\b)[a-z]{{3,}}(?:em|am))" + WORD_END
+    rf"(?:\s+{HUM_ALL_BARE}\s+[a-z]+|\s+(?!(?:voce|vc|voces|{_CONDUCT})\b)[a-z]{{3,}}(?:em|am))"
+    + WORD_END
 )
 NOTE_LEADS: tuple[str, ...] = (
     *("deixei anotado", "deixei registrado", "deixei avisado", "deixei um recado"),
@@ -378,7 +380,6 @@ HEARS_REST = (
     r"\s+(?:a|o|uma|um)\s+(?:visita|ligacao|resposta|retorno|contato|chamada|devolutiva"
     rf"|proposta|mensagem)\s+d[aoe]s?\s+{DET}{CORE}{WORD_END}"
 )
-
 
 # First names common in Brazil (and a few English ones), folded. A name only becomes the
 # class NAME; the rest of the sentence still has to read like a promise.
@@ -416,7 +417,6 @@ NAMES: frozenset[str] = frozenset(
         *("fulano", "fulana"),
     )
 )
-
 
 # People and teams the learned stage's features read as ``HUM`` besides the rules' nouns
 # (``promise_features.PEOPLE``).

@@ -8,6 +8,10 @@ stage reads the person and the day ahead as a visit and scores such sentences hi
 promise. Not when the sentence has someone coming, calling or answering back ("agendei a
 visita do técnico", "marquei com a Tati, ela te liga para confirmar"): that stays. The rules
 are never overruled.
+
+Round 20: an offer whose yes the message asks for is the same ("Se mesmo assim não
+funcionar, posso encaminhar o caso para a nossa equipe técnica. Quer que eu faça isso?"):
+nobody acts until the customer answers (``offered_if_wanted``).
 """
 
 from __future__ import annotations
@@ -51,4 +55,26 @@ def booked_or_offered(folded_text: str, folded_sentence: str) -> bool:
         _FREE_TIMES.search(folded_text)
         and _CHOICE_ASKED.search(folded_text)
         and not _ACTS_FOR_THEM.search(folded_text)
+    )
+
+
+# The AI offers ("posso encaminhar", "podemos pedir"), it does not commit ("vou", "vamos").
+_CAN_DO = re.compile(
+    r"\b(?:posso|podemos|a\s+gente\s+pode)\s+(?:te\s+|lhe\s+)?[a-z]+(?:ar|er|ir)\b"
+)
+_COMMITS = re.compile(r"\b(?:vou|vamos|vai|vao|ja|acionei|encaminhei|pedi|abri)\b")
+# ... and asks for the customer's yes.
+_YES_ASKED = re.compile(
+    r"\b(?:quer|deseja|gostaria|prefere)\s+que\s+(?:eu|a\s+gente)\b[^.!?]*\?"
+    r"|\b(?:posso|podemos)\s+(?:fazer|seguir|encaminhar|pedir|abrir|acionar)\b[^.!?]*\?"
+)
+
+
+def offered_if_wanted(folded_text: str, folded_sentence: str) -> bool:
+    """Whether the learned stage's best sentence offers follow-up work that the message then
+    asks the customer to accept, with no commitment in that sentence."""
+    return bool(
+        _CAN_DO.search(folded_sentence)
+        and not _COMMITS.search(folded_sentence)
+        and _YES_ASKED.search(folded_text)
     )

@@ -12,6 +12,12 @@ So is an automatic process (round 19; the policy: "seu reembolso será processad
 receberá um e-mail automático"): "o app te envia uma notificação", "o sistema te manda um
 SMS", "será processado automaticamente" with no person, team or name in the sentence and no
 "I" or "we" (``automatic_only``).
+
+So is "eles" for an outside party named just before (round 20): "a vistoria e a análise são
+feitas pela própria seguradora. Você já separou o B.O.? Eles vão pedir esses documentos."
+(``pronoun_for_outside``). And a sentence whose only people are the customer's own, with no
+future and no time ("o frete está aparecendo zerado na sua loja": "loja" reads as a team of
+the business; ``customers_own_only``).
 """
 
 from __future__ import annotations
@@ -83,3 +89,47 @@ def automatic_only(folded_sentence: str) -> bool:
         return False
     addressed = addressed_names(folded_sentence)
     return all(word in addressed or token_info(word)[0] not in _ACTORS for word in words)
+
+
+_PRONOUNS = frozenset(("eles", "elas", "ele", "ela"))
+# How far back the pronoun's antecedent is looked for (folded characters: about two sentences).
+_ANTECEDENT_WINDOW = 320
+
+
+def pronoun_for_outside(folded_text: str, start: int, end: int) -> bool:
+    """Whether the sentence ``folded_text[start:end]`` has "eles"/"ela" as its only actor and
+    the nearest party named before it is an outside one (a carrier, an insurer, a body)."""
+    words = _WORD.findall(folded_text[start:end])
+    if _PRONOUNS.isdisjoint(words) or _FIRST_PERSON.intersection(words):
+        return False
+    addressed = addressed_names(folded_text[start:end])
+    if any(w not in _PRONOUNS and w not in addressed and token_info(w)[0] in _OURS for w in words):
+        return False
+    for word in reversed(_WORD.findall(folded_text[max(0, start - _ANTECEDENT_WINDOW) : start])):
+        if word in OUTSIDE_SUBJECTS or word in _OUTSIDE:
+            return True
+        if word in _FIRST_PERSON or token_info(word)[0] in ("HUM", "NAME", "WE", "OUR"):
+            return False
+    return False
+
+
+_YOURS = frozenset(("seu", "sua", "seus", "suas"))
+_ACTING = frozenset(("HUM", "NAME", "PRO", "WE", "I", "OUR"))
+
+
+def customers_own_only(folded_sentence: str) -> bool:
+    """Whether every person or team the folded sentence names is the customer's ("sua loja",
+    "seu contador"), with no future and no time in it (then nobody acts for them ahead)."""
+    words = _WORD.findall(folded_sentence)
+    addressed = addressed_names(folded_sentence)
+    owned = False
+    for index, word in enumerate(words):
+        kind = token_info(word)[0]
+        if kind in ("FUT", "TIME") or word in _FIRST_PERSON:
+            return False
+        if kind not in _ACTING or word in addressed:
+            continue
+        if kind != "HUM" or index == 0 or words[index - 1] not in _YOURS:
+            return False
+        owned = True
+    return owned

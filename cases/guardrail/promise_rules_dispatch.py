@@ -106,6 +106,8 @@ _DAY_AHEAD = (
     r"(?!\s+uteis)"
     r"|n[ao]\s+proxim[ao]\s+(?:visita|revisao|fatura|semana|mes|entrega|segunda|terca|quarta"
     r"|quinta|sexta|sabado|domingo)|ate\s+(?:o\s+)?fi(?:m|nal)\s+do\s+dia|no\s+dia\s+seguinte"
+    # Round 20: "o Caio, nosso editor, faz esses ajustes esta semana".
+    r"|(?:ainda\s+)?(?:esta|nesta|essa|nessa)\s+semana|ate\s+o\s+fi(?:m|nal)\s+da\s+semana"
     # A bare weekday with its part of the day or clock: "passa sexta às 10h", "quarta de manhã".
     rf"|(?:{_WEEKDAY}|sabado|domingo)\s+(?:de\s+manha|a\s+tarde|a\s+noite|cedo"
     r"|as\s+[0-9]{1,2}(?:\s*(?:h|hs|horas?)(?:[0-9]{2})?|:[0-9]{2}))"
@@ -317,6 +319,17 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 + SUBJ_GAP
                 + rf"\s+(?:sera|serao|vai\s+ser|vao\s+ser|ira\s+ser|irao\s+ser)\s+{_SENT}"
                 + WORD_END,
+                before=_NOT_A_CONDITION,
+            ),
+            # Round 20: "uma equipe técnica já foi despachada para o seu endereço": sent, so
+            # on its way to the customer.
+            Branch(
+                _PEOPLE,
+                NOT_A_CARRIERS
+                + SUBJ_GAP
+                + r"(?:\s+ja)?\s+(?:foi|foram|esta|estao)(?:\s+ja)?(?:\s+sendo)?\s+"
+                + r"(?:enviad|deslocad|despachad|designad|mandad)[oa]s?\s+(?:para|pra|ate|ao)\s+"
+                + rf"(?:o\s+|a\s+)?(?:{_AT_YOURS}|seu\s+endereco|sua\s+casa|local){WORD_END}",
                 before=_NOT_A_CONDITION,
             ),
             # "Nosso entregador leva direto pra capela às 15h": the business's own person or
