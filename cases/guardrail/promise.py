@@ -366,6 +366,26 @@ class PromiseAssessment:
 _NOTHING = PromiseAssessment(False, 0.0, PromiseStage.RULES, False, None)
 
 
+def _for_the_check(text: str, start: int, end: int) -> bool:
+    """Whether the learned stage's best sentence (``text[start:end]``, folded) is one its
+    verdict may not settle alone, so the model check reads it: an outside party's or an
+    automatic process's part, the AI's own "já te retorno", "eles" for the people an
+    instruction sent the customer to or for an outside party, a booking or an offer left to
+    the customer, the customer's own people only, a relay or an instruction."""
+    sentence = text[start:end]
+    return (
+        carrier_only(sentence)
+        or automatic_only(sentence)
+        or immediate_stall(sentence)
+        or sent_to_them(text, start, end)
+        or booked_or_offered(text, sentence)
+        or offered_if_wanted(text, sentence)
+        or pronoun_for_outside(text, start, end)
+        or customers_own_only(sentence)
+        or relayed_or_instructed(sentence)
+    )
+
+
 def assess_promise(body: str) -> PromiseAssessment:
     """Rules first (free, explainable); if they find nothing, the learned stage decides.
 
@@ -390,21 +410,7 @@ def assess_promise(body: str) -> PromiseAssessment:
     learned_match = None
     if promise:
         start, end = sentence_spans(text)[scored.sentence]
-        sentence = text[start:end]
-        if (
-            carrier_only(sentence)
-            or automatic_only(sentence)
-            or immediate_stall(sentence)
-            or sent_to_them(text, start, end)
-            or booked_or_offered(text, sentence)
-            or offered_if_wanted(text, sentence)
-            or pronoun_for_outside(text, start, end)
-            or customers_own_only(sentence)
-            or relayed_or_instructed(sentence)
-        ):
-            # An outside carrier's delivery, the AI's own "já te retorno", "eles" for the
-            # people an instruction sent the customer to, or a booking with someone of the
-            # business: to the model check, not a promise on its own.
+        if _for_the_check(text, start, end):
             promise, uncertain = False, True
         else:
             learned_match = PromiseMatch(LEARNED_RULE_ID, start, end)

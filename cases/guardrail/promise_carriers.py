@@ -92,6 +92,9 @@ def automatic_only(folded_sentence: str) -> bool:
 
 
 _PRONOUNS = frozenset(("eles", "elas", "ele", "ela"))
+# Who, named before a pronoun, is the business's side (its antecedent, if nearer than any
+# outside party).
+_OUR_SIDE = frozenset(("HUM", "NAME", "WE", "OUR"))
 # How far back the pronoun's antecedent is looked for (folded characters: about two sentences).
 _ANTECEDENT_WINDOW = 320
 
@@ -99,22 +102,23 @@ _ANTECEDENT_WINDOW = 320
 def pronoun_for_outside(folded_text: str, start: int, end: int) -> bool:
     """Whether the sentence ``folded_text[start:end]`` has "eles"/"ela" as its only actor and
     the nearest party named before it is an outside one (a carrier, an insurer, a body)."""
-    words = _WORD.findall(folded_text[start:end])
+    sentence = folded_text[start:end]
+    words = _WORD.findall(sentence)
     if _PRONOUNS.isdisjoint(words) or _FIRST_PERSON.intersection(words):
         return False
-    addressed = addressed_names(folded_text[start:end])
+    addressed = addressed_names(sentence)
     if any(w not in _PRONOUNS and w not in addressed and token_info(w)[0] in _OURS for w in words):
         return False
     for word in reversed(_WORD.findall(folded_text[max(0, start - _ANTECEDENT_WINDOW) : start])):
         if word in OUTSIDE_SUBJECTS or word in _OUTSIDE:
             return True
-        if word in _FIRST_PERSON or token_info(word)[0] in ("HUM", "NAME", "WE", "OUR"):
+        if word in _FIRST_PERSON or token_info(word)[0] in _OUR_SIDE:
             return False
     return False
 
 
 _YOURS = frozenset(("seu", "sua", "seus", "suas"))
-_ACTING = frozenset(("HUM", "NAME", "PRO", "WE", "I", "OUR"))
+_ACTING = _ACTORS | {"OUR"}
 
 
 def customers_own_only(folded_sentence: str) -> bool:
