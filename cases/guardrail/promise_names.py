@@ -42,6 +42,9 @@ _CAPITAL = re.compile(r"[ \t](?P<name>[A-ZÀ-Ý][a-zà-ÿ]+)\b")
 # Losartana 50mg"); and after an article, a capital (a product's name in title case, "o Plano
 # Premium"; after an honorific it is a surname).
 _NOT_AFTER_NAME = frozenset("-,!?.;:0123456789")
+# After an article there is no vocative: "... para o Téo.", "o Betão, nosso motorista, ..."
+# (round 21).
+_NOT_AFTER_ARTICLE_NAME = frozenset("-0123456789")
 # What stands right before the name, folded: an honorific that precedes a person ("Seu Tião",
 # "Dona Cida", "Sr. Valdir"), or an article ("seu" is also "your", "o seu Onix 2019", so it is
 # read like one).
@@ -54,7 +57,9 @@ _BEFORE_WINDOW = 8
 # article elsewhere is an object's ("adora receber o Thor", "buscar a Luna") or a title's
 # ("o livro 'O Jardim das Marés'"); an honorific names a person wherever it stands.
 _SUBJECT_LEFT = re.compile(
-    r"(?:^|[.!?:;,\n(]|\b(?:e|mas|que|entao|porque|pois|se|quando|and|but)\b)[ \t]*$"
+    r"(?:^|[.!?:;,\n(]|\b(?:e|mas|que|entao|porque|pois|se|quando|and|but)\b"
+    # Round 21: the person the AI goes to ("vou confirmar com o Téo", "encaminhei para a Cida").
+    r"|\b(?:com|para)\b)[ \t]*$"
 )
 _LEFT_WINDOW = 12
 
@@ -85,7 +90,11 @@ def mark_names(original: str, folded: str, known: frozenset[str]) -> str:
             continue
         article = before.group("article") is not None
         following = original[end : end + 3].lstrip(" \t")[:1]
-        if following in _NOT_AFTER_NAME or (article and following.isupper()):
+        # "seu" is an honorific too: "Olá, Seu Geraldo!" is a vocative.
+        bare = before.group("article") in ("o", "a")
+        if following in (_NOT_AFTER_ARTICLE_NAME if bare else _NOT_AFTER_NAME) or (
+            article and following.isupper()
+        ):
             continue
         if article:
             opening = before.start("article")

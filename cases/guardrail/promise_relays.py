@@ -40,6 +40,9 @@ _STILL_TO_COME = re.compile(
     r"\b(?:vou|vamos|irei|iremos|vai|vao|ira|irao|estou|estamos|retorno|retornam|aviso|avisam"
     r"|assim\s+que|quando|depois|ainda|amanha|logo|em\s+breve|encaminhei|repassei|abri"
     r"|acionei|pedi|solicitei|chamado|protocolo)\b"
+    # Round 21: what the person relayed does for the customer, in the present ("falei com o
+    # Beto agora há pouco: ele te pega em casa às 7h30"), not the past ("ela te mandou").
+    r"|\b(?:ele|ela|eles|elas)\s+(?:ja\s+)?(?:te|lhe)\s+[a-z]+(?<!ou)(?<!eu)(?<!iu)\b"
 )
 _MINE = re.compile(
     r"\b(?:vou|vamos|irei|iremos|a\s+gente\s+vai|eu|estou|estamos"
@@ -67,6 +70,11 @@ _HOURS = re.compile(
     r"|disponive)|\b(?:vai|vao|ira|irao)\s+funcionar\b|\bretoma(?:mos|remos|ra)?\s+o\s+atendimento"
     r"|\batendimento\s+(?:normal\s+)?(?:retorna|volta|sera\s+retomado)"
 )
+# A standing schedule, by its plural weekdays: "os outros horários a partir da semana que vem
+# são com a Dra. Fernanda, às terças e quintas à tarde" (round 21) is the agenda, not a visit.
+_SCHEDULE = re.compile(
+    r"\b(?:as|nas|aos|nos)\s+(?:segundas|tercas|quartas|quintas|sextas|sabados|domingos)\b"
+)
 _FOR_YOU = re.compile(r"\b(?:te|lhe|voce|vc|seu|sua|seus|suas|senhor|senhora)\b")
 
 
@@ -77,7 +85,8 @@ _CALLS_YOU = re.compile(r"\b(?:te|lhe|nos|ja)\s+$")
 def relayed_or_instructed(folded_sentence: str) -> bool:
     """Whether a folded sentence relays a check the AI already made (or what someone asked it
     to pass on), reports a document it already sent, states the business's hours, or tells
-    the customer what to do, with no commitment of the AI's own."""
+    the customer what to do, with no commitment of the AI's own, or reads out a standing
+    schedule ("às terças e quintas")."""
     if _CHECKED.search(folded_sentence) or _ASKED_TO_PASS_ON.search(folded_sentence):
         return _STILL_TO_COME.search(folded_sentence) is None
     sent = _SENT_A_DOCUMENT.search(folded_sentence)
@@ -86,6 +95,8 @@ def relayed_or_instructed(folded_sentence: str) -> bool:
         return _STILL_TO_COME.search(folded_sentence, sent.end()) is None
     if _HOURS.search(folded_sentence):
         return _FOR_YOU.search(folded_sentence) is None
+    if _SCHEDULE.search(folded_sentence):
+        return _MINE.search(folded_sentence) is None
     instructed = any(
         not _CALLS_YOU.search(folded_sentence, 0, found.start())
         for found in INSTRUCTION.finditer(folded_sentence)

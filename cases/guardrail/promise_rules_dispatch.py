@@ -161,6 +161,8 @@ _NOT_A_CONDITION = (
 
 # The people of the business as subjects of these rules.
 _PEOPLE = (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF)
+# A name in apposition after the subject: "o motorista, Seu Nilton, chega aí em 25 minutos".
+_NAMED = r"(?:\s*,\s*(?:(?:o|a|seu|dona|sr|sra)\.?\s+)?[a-z]+(?:\s+[a-z]+)?\s*,)?"
 # "já saiu da base e chega...": the departure before the arrival.
 _LEFT_AND = (
     r"(?:\s+ja)?(?:\s+(?:saiu|sairam|partiu)(?:\s+[a-z]+){0,3}?\s+e"
@@ -281,6 +283,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
             Branch(
                 _PEOPLE,
                 NOT_A_CARRIERS
+                + _NAMED
                 + SUBJ_GAP
                 + _LEFT_AND
                 + rf"\s+(?:{_COMES}{WORD_END}{_NOT_FROM}{_WHEN}"

@@ -30,15 +30,19 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 # Names that are nobody acting: the customer addressed ("Um instantinho, Carla, já te
 # retorno"; ``promise_names.addressed_names``) and a complement ("os horários livres da
-# Vanessa").
-_COMPLEMENT = re.compile(r"\b(?:da|do|de)\s+([a-z]+)")
+# Vanessa", round 21: "da Dra. Vanessa", the honorific and the name both).
+_COMPLEMENT = re.compile(
+    r"\b(?:da|do|de)\s+(?:(dra|dr|doutora|doutor|sra|sr|dona|seu)\.?\s+)?([a-z]+)"
+)
 
 
 def immediate_stall(folded_sentence: str) -> bool:
     """Whether a folded sentence is the AI's own immediate return, with nobody else in it."""
     if _STALL.search(folded_sentence) is None:
         return False
-    nobody = addressed_names(folded_sentence) | set(_COMPLEMENT.findall(folded_sentence))
+    nobody = addressed_names(folded_sentence) | {
+        word for found in _COMPLEMENT.findall(folded_sentence) for word in found if word
+    }
     return all(
         word in nobody or token_info(word)[0] not in _SOMEBODY
         for word in _WORD.findall(folded_sentence)

@@ -105,6 +105,8 @@ MORE_TRADES = (
     *("dedetizadora", "estofador", "vistoriadora", "zeladora", "tatuadora", "pintora"),
     *("pintores", "marceneira", "serralheira", "piscineira", "acompanhante", "garconete"),
     *("recreador", "recreadora", "recreadores", "monitora", "monitoras", "instaladoras"),
+    # Round 21: the short names clinics use ("vou encaminhar seu pedido para a fono").
+    *("fono", "fonos", "fisio", "nutri", "pediatra", "psiquiatra", "geriatra"),
 )
 
 # What the AI says it will send or tell the customer when it comes back ("te aviso", "já te

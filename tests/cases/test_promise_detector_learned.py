@@ -218,6 +218,10 @@ HELDOUT_R41 = load_round_4("heldout_r41.json")
 # Round 20, written blind with the policy only (longer LLM-style replies, the promise in the
 # middle or at the end of the message).
 HELDOUT_R42 = load_round_4("heldout_r42.json")
+# Round 21, written blind with the policy only (short, medium and long replies, unusual
+# businesses); read once on detector 46 (local 0.94 / 0.94, share 0.21, no promise with no
+# case with the check on); detector 47 came from it.
+HELDOUT_R43 = load_round_4("heldout_r43.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -286,7 +290,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets += [HELDOUT_R22, HELDOUT_R23, HELDOUT_R24, HELDOUT_R25, HELDOUT_R26, HELDOUT_R27]
     later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33, HELDOUT_R34]
     later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39, HELDOUT_R40]
-    later_sets += [HELDOUT_R41, HELDOUT_R42]
+    later_sets += [HELDOUT_R41, HELDOUT_R42, HELDOUT_R43]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -403,8 +407,9 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R21, 0.18),
         (HELDOUT_R22, MODEL_CHECK_SHARE_CEILING),
         # r23 (0.14 first read) led to detector 16; 0.17 on it, 0.20 with features f15 (three
-        # LLM-style near misses that open on "Entendo", no gerund any more, reach the band).
-        (HELDOUT_R23, 0.2),
+        # LLM-style near misses that open on "Entendo", no gerund any more, reach the band);
+        # 0.21 with f19 (the model retrained: "O Detran é que marca a data" enters the band).
+        (HELDOUT_R23, 0.21),
         # r24 (0.22 first read, on detector 18) led to detector 19.
         (HELDOUT_R24, 0.25),
         # r26: read once on detector 19 (local 1.0 / 0.98, share 0.17).
@@ -433,6 +438,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R41, 0.18),
         # r42: read once on detector 45 (0.26), 0.27 on 46 (its false positives go to the check).
         (HELDOUT_R42, 0.27),
+        # r43: read once on detector 46 (0.21), 0.20 on 47.
+        (HELDOUT_R43, 0.21),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
@@ -440,7 +447,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r26"),
         *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r32", "heldout_r31"),
         *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38", "heldout_r39"),
-        *("heldout_r36", "heldout_r40", "heldout_r41", "heldout_r42"),
+        *("heldout_r36", "heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
