@@ -19,7 +19,7 @@ import re
 INSTRUCTION = re.compile(
     r"\b(?:(?:voce|vc|o\s+senhor|a\s+senhora)\s+(?:pode|deve|precisa)\s+(?:ligar|falar|entrar"
     r"|procurar|chamar|mandar|enviar|acessar|contatar|abrir|pedir)|ligue"
-    r"|liga\s+(?:pra|para|no|na)"
+    r"|liga\s+(?:pra|para|no|na)|ligando\s+(?:pra|para|no|na)"
     r"|entre\s+em\s+contato|fale\s+com|fala\s+(?:direto\s+)?com|procure|acesse|basta"
     r"|e\s+so\s+(?:ligar|chamar|falar|mandar)|orientamos|recomendo|sugiro|pedimos\s+que"
     # "o caminho mais rápido é ligar para a central", "o ideal é ligar direto para o plantão"
@@ -75,6 +75,11 @@ _HOURS = re.compile(
 _SCHEDULE = re.compile(
     r"\b(?:as|nas|aos|nos)\s+(?:segundas|tercas|quartas|quintas|sextas|sabados|domingos)\b"
 )
+# The deadline a process gives someone: "depois que o pacote chega ao vendedor, ele tem até 3
+# dias úteis para confirmar" (round 21), how it goes, not who this message commits.
+_DEADLINE = re.compile(
+    r"\b(?:tem|tera|terao)\s+(?:um\s+prazo\s+de\s+)?ate\s+[0-9]+\s+(?:dias|horas)"
+)
 _FOR_YOU = re.compile(r"\b(?:te|lhe|voce|vc|seu|sua|seus|suas|senhor|senhora)\b")
 
 
@@ -86,7 +91,7 @@ def relayed_or_instructed(folded_sentence: str) -> bool:
     """Whether a folded sentence relays a check the AI already made (or what someone asked it
     to pass on), reports a document it already sent, states the business's hours, or tells
     the customer what to do, with no commitment of the AI's own, or reads out a standing
-    schedule ("às terças e quintas")."""
+    schedule ("às terças e quintas") or a process's deadline ("tem até 3 dias úteis para")."""
     if _CHECKED.search(folded_sentence) or _ASKED_TO_PASS_ON.search(folded_sentence):
         return _STILL_TO_COME.search(folded_sentence) is None
     sent = _SENT_A_DOCUMENT.search(folded_sentence)
@@ -95,7 +100,7 @@ def relayed_or_instructed(folded_sentence: str) -> bool:
         return _STILL_TO_COME.search(folded_sentence, sent.end()) is None
     if _HOURS.search(folded_sentence):
         return _FOR_YOU.search(folded_sentence) is None
-    if _SCHEDULE.search(folded_sentence):
+    if _SCHEDULE.search(folded_sentence) or _DEADLINE.search(folded_sentence):
         return _MINE.search(folded_sentence) is None
     instructed = any(
         not _CALLS_YOU.search(folded_sentence, 0, found.start())

@@ -9,8 +9,8 @@ without any lead word is answered without running a single pattern. ``ANCHORS`` 
 
 Some rules share one lead and differ in what follows ("vou" + verificar com / encaminhar para
 / pedir para...). They are written as one rule whose tails are named groups, so the words
-after the lead are scanned once; the reported rule id is then the tail's group name.
-Rule ids are the public identifiers of what fired: keep them stable.
+after the lead are scanned once; the reported rule id is then the tail's group name. Rule
+ids are the public identifiers of what fired: keep them stable.
 """
 
 from __future__ import annotations
@@ -82,6 +82,7 @@ from .promise_rule_types import Branch, Rule, first_token, first_tokens, tail
 from .promise_rules_dispatch import DISPATCH_RULES
 from .promise_rules_en import EN_RULES
 from .promise_rules_pending import PENDING_RULES
+from .promise_words import NOT_WHEN
 
 _INTENT_TAILS = (
     # "vou verificar com a equipe", "estou checando com o financeiro".
@@ -320,6 +321,7 @@ RULES: tuple[Rule, ...] = (
                 TICKET_SUBJECT_LEADS,
                 rf"{gap(2)}(?:\s+(?:foi|ja\s+foi|esta|sera|vai\s+ser))?\s+(?:abert|registrad"
                 rf"|criad)[oa]s?{WORD_END}",
+                before=NOT_WHEN,
             ),
         ),
     ),
@@ -413,8 +415,7 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-# Reported when the learned stage (``promise_learned``), not a rule, found the promise, and
-# when the model check (``promise_check``) did.
+# Reported when the learned stage (``promise_learned``) or the model check found it.
 LEARNED_RULE_ID = "learned"
 MODEL_RULE_ID = "model_check"
 

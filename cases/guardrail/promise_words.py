@@ -115,3 +115,11 @@ RETURN_VERBS = (
     *("aviso", "retorno", "falo", "chamo", "mando", "passo", "digo", "conto", "confirmo"),
     *("envio", "atualizo", "respondo", "comunico"),
 )
+
+# Not right after "depois que a", "quando o", "assim que sua": a step of how a process goes
+# ("depois que a contestação é registrada, o banco tem até 7 dias", round 21).
+NOT_WHEN = "".join(
+    rf"(?<!\b{lead}\s{article}\s)"
+    for lead in ("depois que", "assim que", "logo que", "quando", "apos", "se", "caso")
+    for article in ("a", "o", "sua", "seu")
+)

@@ -118,3 +118,40 @@ def test_an_honorific_vocative_is_never_marked(name: str, greeting: str, end: st
     original = f"{greeting}, Seu {name}{end} Seu pedido está pronto."
     folded = fold(original)
     assert NAME_MARK not in mark_names(original, folded, frozenset())
+
+
+# --- detector 48 (r44's first reading) ------------------------------------------------------
+
+# The policy: how a process goes (a step in a "depois que"/"quando" clause, a deadline the
+# process gives someone, a phone option in a list) commits no one in this message.
+PROCESS_STEPS = [
+    "Depois que a reclamação é registrada, a operadora tem até 10 dias para responder.",
+    "Quando o chamado é aberto pelo app, a análise leva até 2 dias úteis.",
+]
+STILL_TICKETS = [
+    "Sua reclamação foi registrada e o time responde em até 10 dias.",
+    "Informo que o seu chamado foi aberto.",
+]
+
+
+@pytest.mark.parametrize("text", PROCESS_STEPS)
+def test_a_ticket_in_a_process_step_is_no_rule_promise(text: str) -> None:
+    assert detect_rule_promise(text) is None
+
+
+@pytest.mark.parametrize("text", STILL_TICKETS)
+def test_a_ticket_registered_for_the_customer_is_still_a_rule_promise(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == "open_ticket"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("ligando para o 0800 - la o time de retencao pode apresentar ofertas;", True),
+        ("depois que o pacote chega ao vendedor, ele tem ate 3 dias uteis para confirmar.", True),
+        ("vou pedir e o time tem ate 2 dias para te retornar.", False),
+    ],
+)
+def test_phone_options_and_process_deadlines(sentence: str, expected: bool) -> None:
+    assert relayed_or_instructed(sentence) is expected
