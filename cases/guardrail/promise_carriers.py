@@ -27,6 +27,7 @@ import re
 from .lexicon import HUM_EXT_NOUNS
 from .promise_features import token_info
 from .promise_names import addressed_names
+from .promise_rule_types import TOKEN
 
 # Carriers and post, folded: how an order travels.
 CARRIERS: frozenset[str] = frozenset(
@@ -51,13 +52,12 @@ _OUTSIDE = frozenset(HUM_EXT_NOUNS) | frozenset(
 )
 # "nos próximos 10 dias" is "em + os", not "us".
 _NOS_AS_IN_THE = frozenset(("proximos", "proximas", "ultimos", "ultimas"))
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 def carrier_only(folded_sentence: str) -> bool:
     """Whether a folded sentence names a carrier or another outside party and nobody of the
     business."""
-    words = _WORD.findall(folded_sentence)
+    words = TOKEN.findall(folded_sentence)
     if OUTSIDE_SUBJECTS.isdisjoint(words):
         return False
     for index, word in enumerate(words):
@@ -84,7 +84,7 @@ def automatic_only(folded_sentence: str) -> bool:
     business (the customer addressed by name is nobody acting)."""
     if _AUTOMATIC.search(folded_sentence) is None:
         return False
-    words = _WORD.findall(folded_sentence)
+    words = TOKEN.findall(folded_sentence)
     if _FIRST_PERSON.intersection(words):
         return False
     addressed = addressed_names(folded_sentence)
@@ -103,13 +103,13 @@ def pronoun_for_outside(folded_text: str, start: int, end: int) -> bool:
     """Whether the sentence ``folded_text[start:end]`` has "eles"/"ela" as its only actor and
     the nearest party named before it is an outside one (a carrier, an insurer, a body)."""
     sentence = folded_text[start:end]
-    words = _WORD.findall(sentence)
+    words = TOKEN.findall(sentence)
     if _PRONOUNS.isdisjoint(words) or _FIRST_PERSON.intersection(words):
         return False
     addressed = addressed_names(sentence)
     if any(w not in _PRONOUNS and w not in addressed and token_info(w)[0] in _OURS for w in words):
         return False
-    for word in reversed(_WORD.findall(folded_text[max(0, start - _ANTECEDENT_WINDOW) : start])):
+    for word in reversed(TOKEN.findall(folded_text[max(0, start - _ANTECEDENT_WINDOW) : start])):
         if word in OUTSIDE_SUBJECTS or word in _OUTSIDE:
             return True
         if word in _FIRST_PERSON or token_info(word)[0] in _OUR_SIDE:
@@ -124,7 +124,7 @@ _ACTING = _ACTORS | {"OUR"}
 def customers_own_only(folded_sentence: str) -> bool:
     """Whether every person or team the folded sentence names is the customer's ("sua loja",
     "seu contador"), with no future and no time in it (then nobody acts for them ahead)."""
-    words = _WORD.findall(folded_sentence)
+    words = TOKEN.findall(folded_sentence)
     addressed = addressed_names(folded_sentence)
     owned = False
     for index, word in enumerate(words):

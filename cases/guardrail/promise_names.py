@@ -88,13 +88,12 @@ def mark_names(original: str, folded: str, known: frozenset[str]) -> str:
         before = _BEFORE_NAME.search(folded, max(0, start - _BEFORE_WINDOW), start)
         if before is None:
             continue
-        article = before.group("article") is not None
+        article_word = before.group("article")
+        article = article_word is not None
         following = original[end : end + 3].lstrip(" \t")[:1]
         # "seu" is an honorific too: "Olá, Seu Geraldo!" is a vocative.
-        bare = before.group("article") in ("o", "a")
-        if following in (_NOT_AFTER_ARTICLE_NAME if bare else _NOT_AFTER_NAME) or (
-            article and following.isupper()
-        ):
+        not_after = _NOT_AFTER_ARTICLE_NAME if article_word in ("o", "a") else _NOT_AFTER_NAME
+        if following in not_after or (article and following.isupper()):
             continue
         if article:
             opening = before.start("article")

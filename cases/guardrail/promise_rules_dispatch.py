@@ -27,6 +27,7 @@ from .lexicon import (
 )
 from .promise_names import NAME_MARK
 from .promise_rule_types import Branch, Rule
+from .promise_words import not_after
 
 # The business's vehicles, folded. "carro" only when it is not the house's "carro-chefe".
 FLEET_WORDS: tuple[str, ...] = (
@@ -154,9 +155,7 @@ _TRADE_ACTS = alt(
     )
 )
 _NOT_A_CONDITION = (
-    NOT_AFTER_DE
-    + "".join(rf"(?<!\b{c}\s{d}\s)" for c in ("se", "caso") for d in ("o", "a", "os", "as"))
-    + r"(?<!\bse\s)(?<!\bcaso\s)"
+    NOT_AFTER_DE + not_after(("se", "caso"), ("o", "a", "os", "as")) + r"(?<!\bse\s)(?<!\bcaso\s)"
 )
 
 # The people of the business as subjects of these rules.
@@ -342,7 +341,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 ("nosso", "nossa"),
                 rf"\s+{alt((*_PEOPLE, *FLEET_WORDS))}{WORD_END}"
                 # "O nosso motorista, o Paulão, pega a senhora às 5h40".
-                + r"(?:\s*,\s*(?:o|a|seu|dona)\s+[a-z]+\s*,)?(?:\s+[a-z]+){0,2}?"
+                + rf"{_NAMED}(?:\s+[a-z]+){{0,2}}?"
                 + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}"
                 # A clock time, not "em até 30 minutos" alone (a service level).
                 + rf"(?={_later_in_clause(_CLOCK_AT)})",

@@ -14,6 +14,7 @@ import re
 from .lexicon import alt
 from .promise_features import token_info
 from .promise_names import addressed_names
+from .promise_rule_types import TOKEN
 from .promise_words import RETURN_VERBS
 
 _STALL = re.compile(
@@ -25,7 +26,6 @@ _STALL = re.compile(
 )
 # Somebody other than the AI in the sentence: then the verdict stands.
 _SOMEBODY = frozenset(("HUM", "NAME", "PRO"))
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 # Names that are nobody acting: the customer addressed ("Um instantinho, Carla, já te
@@ -45,5 +45,5 @@ def immediate_stall(folded_sentence: str) -> bool:
     }
     return all(
         word in nobody or token_info(word)[0] not in _SOMEBODY
-        for word in _WORD.findall(folded_sentence)
+        for word in TOKEN.findall(folded_sentence)
     )

@@ -116,10 +116,15 @@ RETURN_VERBS = (
     *("envio", "atualizo", "respondo", "comunico"),
 )
 
+
+def not_after(leads: tuple[str, ...], articles: tuple[str, ...]) -> str:
+    """Zero-width: not right after any lead followed by any article ("se o ", "quando a ")."""
+    return "".join(rf"(?<!\b{lead}\s{article}\s)" for lead in leads for article in articles)
+
+
 # Not right after "depois que a", "quando o", "assim que sua": a step of how a process goes
 # ("depois que a contestação é registrada, o banco tem até 7 dias", round 21).
-NOT_WHEN = "".join(
-    rf"(?<!\b{lead}\s{article}\s)"
-    for lead in ("depois que", "assim que", "logo que", "quando", "apos", "se", "caso")
-    for article in ("a", "o", "sua", "seu")
+NOT_WHEN = not_after(
+    ("depois que", "assim que", "logo que", "quando", "apos", "se", "caso"),
+    ("a", "o", "sua", "seu"),
 )
