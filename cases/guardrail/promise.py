@@ -110,7 +110,7 @@ from .promise_stall import immediate_stall
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
 # version, so a veto in a trace can be tied to the detector that produced it. What each version
 # changed, and what it moved: ``VERSIONS.md`` beside this file.
-RULES_VERSION = "ptbr-promise-48"
+RULES_VERSION = "ptbr-promise-49"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -195,6 +195,13 @@ def assess_promise(body: str) -> PromiseAssessment:
     # Someone of the business coming at a clock time: the model reads it (rules 35).
     uncertain = model.uncertain(scored) or (not promise and visit_at_a_clock_time(marked))
     learned_match = None
+    if uncertain and not promise:
+        # Below the threshold, a best sentence whose only actor is an automatic process or an
+        # outside party ("você receberá um e-mail automático", "a transportadora entrega até
+        # sexta") is no promise of this business's people: the check has nothing to settle.
+        start, end = sentence_spans(text)[scored.sentence]
+        best = text[start:end]
+        uncertain = not (automatic_only(best) or carrier_only(best))
     if promise:
         start, end = sentence_spans(text)[scored.sentence]
         named = slice(*sentence_spans(marked)[scored.sentence])

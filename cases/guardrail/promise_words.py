@@ -3,6 +3,8 @@ Portuguese and English, each list one class of the sentence shape."""
 
 from __future__ import annotations
 
+import re
+
 # Instructions to the customer ("ligue para a central que eles..."): who acts is the customer.
 IMPERATIVES = (
     *("ligue", "liga", "fale", "procure", "acesse", "peca", "pergunte", "mande", "envie"),
@@ -128,3 +130,40 @@ NOT_WHEN = not_after(
     ("depois que", "assim que", "logo que", "quando", "apos", "se", "caso"),
     ("a", "o", "sua", "seu"),
 )
+
+
+# f20: "Quando o alarme dispara, a central registra o evento": a clause of "quando" (or "assim
+# que", "logo que", "depois que") in the present indicative is how things go every time, where
+# the future subjunctive ("quando o técnico chegar", "assim que for aprovado", "assim que der")
+# is the one time ahead. Only a clause that opens its sentence or follows a comma: "o técnico
+# liga quando chega" keeps its main clause. The lead becomes a habitual word (``HAB``).
+WHEN_LEADS = frozenset(("quando", "que"))
+_WHEN_BEFORE_QUE = frozenset(("assim", "logo", "depois"))
+HABITUAL_WHEN = "quandohab"
+# The future subjunctive and what speaks of the time ahead: the endings of the regular forms
+# ("chegar", "chegarem", "recebermos"; an infinitive reads the same), irregular short forms,
+# the periphrastic future and "assim que possível".
+_TIME_AHEAD = frozenset(
+    ("for", "forem", "der", "derem", "vir", "virem", "vai", "vao", "vou", "ira", "irao", "possivel")
+)
+_AHEAD_ENDING = re.compile(r"..(?:[aei]r|[aei]rem|rmos)$")
+
+
+def habitual_clause_at(words: list[str], index: int) -> bool:
+    """Whether ``words[index]`` ("quando", or the "que" of "assim que"...) opens a clause in
+    the present indicative at the start of its sentence or after a comma."""
+    lead = index
+    if words[index] == "que":
+        if index == 0 or words[index - 1] not in _WHEN_BEFORE_QUE:
+            return False
+        lead = index - 1
+    if lead > 0 and words[lead - 1] != ",":
+        return False
+    clause = []
+    for word in words[index + 1 :]:
+        if word == ",":
+            break
+        clause.append(word)
+    if len(clause) < 2:
+        return False
+    return not any(word in _TIME_AHEAD or _AHEAD_ENDING.search(word) for word in clause)
