@@ -94,7 +94,7 @@ from .promise_carriers import (
 )
 from .promise_features import marked_for_features, sentence_spans
 from .promise_learned import corpus_digest, learned_model, load_corpus
-from .promise_relays import relayed_or_instructed
+from .promise_relays import relayed_or_instructed, without_customer_quotes
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
 from .promise_scan import (
     MAX_SCANNED_CHARS,
@@ -110,7 +110,7 @@ from .promise_stall import immediate_stall
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
 # version, so a veto in a trace can be tied to the detector that produced it. What each version
 # changed, and what it moved: ``VERSIONS.md`` beside this file.
-RULES_VERSION = "ptbr-promise-49"
+RULES_VERSION = "ptbr-promise-50"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -181,8 +181,8 @@ def assess_promise(body: str) -> PromiseAssessment:
     """
     if not body or body.isspace():
         return _NOTHING
-    cut = body[:MAX_SCANNED_CHARS]
-    text = fold(cut)
+    # The customer's quoted words are blanked out: not the AI's word (length kept).
+    cut, text = without_customer_quotes(body[:MAX_SCANNED_CHARS], fold(body[:MAX_SCANNED_CHARS]))
     match = detect_rules_folded(text)
     if match is not None:
         return PromiseAssessment(True, 1.0, PromiseStage.RULES, False, match)

@@ -18,14 +18,21 @@ import re
 # An instruction to the customer; the human acts only if the customer goes to them.
 INSTRUCTION = re.compile(
     r"\b(?:(?:voce|vc|o\s+senhor|a\s+senhora)\s+(?:pode|deve|precisa)\s+(?:ligar|falar|entrar"
-    r"|procurar|chamar|mandar|enviar|acessar|contatar|abrir|pedir)|ligue"
+    r"|procurar|chamar|mandar|enviar|acessar|contatar|pedir"
+    # Open a ticket, not the customer's own shop ("o senhor precisa abrir amanhã às 8h").
+    r"|abrir\s+(?:um|uma|o|a)\s+(?:chamado|solicitacao|protocolo|reclamacao|ticket|app|site))"
+    r"|ligue"
     r"|liga\s+(?:pra|para|no|na)|ligando\s+(?:pra|para|no|na)"
     r"|entre\s+em\s+contato|fale\s+com|fala\s+(?:direto\s+)?com|procure|acesse|basta"
     r"|e\s+so\s+(?:ligar|chamar|falar|mandar)|orientamos|recomendo|sugiro|pedimos\s+que"
     # "o caminho mais rápido é ligar para a central", "o ideal é ligar direto para o plantão"
     r"|e\s+ligar\s+(?:direto\s+)?(?:pra|para|no|na)"
     # "ligue para o escritório e peça para falar com a Dra. Patrícia" (round 19)
-    r"|pe[cç]a\s+para\s+falar)\b"
+    r"|pe[cç]a\s+para\s+falar"
+    # Round 22: "Pode ligar direto pra Pri ... que ela combina", at a sentence's or clause's
+    # start (not "a Pri pode ligar pra você"); "o ideal é levar ela num veterinário".
+    r"|(?:^|(?<=[.!?,:;]\s)|(?<=[.!?,:;]))\s*pode\s+(?:ligar|chamar|falar|mandar\s+mensagem)"
+    r"|o\s+(?:ideal|melhor|certo)\s+e\s+(?:voce\s+|vc\s+)?(?:levar|ligar|procurar|ir|passar))\b"
 )
 
 # A check the AI has already made, then what it found: "já verifiquei com a equipe: ...",
@@ -107,3 +114,30 @@ def relayed_or_instructed(folded_sentence: str) -> bool:
         for found in INSTRUCTION.finditer(folded_sentence)
     )
     return instructed and _MINE.search(folded_sentence) is None
+
+
+# The customer's own words quoted back ("Você me escreveu 'a Dona Fátima vai me mandar outra
+# marmita amanhã', mas não encontrei nenhum combinado assim"): what is inside the quotes is the
+# customer's, not the AI's word (round 22, from r46). Straight or typographic quotes after a
+# verb of saying whose subject is the customer; at most 300 characters.
+_CUSTOMER_QUOTE = re.compile(
+    r"\b(?:voce|vc|o\s+senhor|a\s+senhora)\s+(?:me\s+|nos\s+)?"
+    r"(?:escreveu|disse|falou|mencionou|comentou|contou|perguntou|mandou|pediu|informou)"
+    r"(?:\s+que)?\s*:?\s*[\"'\u201c](?P<quoted>[^\"'\u201c\u201d\n]{1,300})[\"'\u201d]"
+)
+
+
+def without_customer_quotes(original: str, folded: str) -> tuple[str, str]:
+    """``original`` and ``folded`` (``fold(original)``, the same length) with the customer's
+    quoted words blanked out, so no stage reads them as the AI's; both unchanged without any."""
+    spans = [found.span("quoted") for found in _CUSTOMER_QUOTE.finditer(folded)]
+    if not spans:
+        return original, folded
+    pieces_original, pieces_folded, last = [], [], 0
+    for start, end in spans:
+        pieces_original += [original[last:start], " " * (end - start)]
+        pieces_folded += [folded[last:start], " " * (end - start)]
+        last = end
+    pieces_original.append(original[last:])
+    pieces_folded.append(folded[last:])
+    return "".join(pieces_original), "".join(pieces_folded)

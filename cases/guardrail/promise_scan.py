@@ -62,7 +62,8 @@ _NEGATED_BEFORE = re.compile(
     r"\b(?:nao|nunca|jamais|nem|nenhum|nenhuma|ninguem|sem)\s+"
     r"(?:(?:precisa|precisamos|e\s+necessario|ha\s+necessidade)\s+(?:de\s+)?)?"
     r"(?:(?:eu|a\s+gente|te|lhe|se|me|mais|ainda|ja|vou|vamos|iremos|irei|da|do|de|das|dos"
-    r"|nossa|nosso|nossas|nossos)\s+){0,2}\Z"
+    # "não tem chamado aberto", "não consta protocolo aberto" (round 22)
+    r"|nossa|nosso|nossas|nossos|tem|ha|consta|existe|tinha|havia)\s+){0,2}\Z"
 )
 
 # A hedge earlier in the sentence: "nao posso prometer que alguem vai ligar".

@@ -1,5 +1,6 @@
-"""Round 22 of the promise detector (detector 49, features f20), from the first reading of the
-blind set r45 (on detector 48, never tuned on: local 0.962 / 1.0, share 0.17).
+"""Round 22 of the promise detector: detector 49 (features f20), from the first reading of the
+blind set r45 (on detector 48, never tuned on: local 0.962 / 1.0, share 0.17), and detector 50
+from r46's (on 49: local 0.904 / 0.94).
 
 * A clause of "quando" (or "assim que", "logo que", "depois que") in the present indicative
   that opens its sentence says how things go every time ("Quando o alarme dispara, a central
@@ -8,6 +9,8 @@ blind set r45 (on detector 48, never tuned on: local 0.962 / 1.0, share 0.17).
 * Below the threshold, a best sentence whose only actor is an automatic process or an outside
   party is settled locally: the policy lists both as near misses ("você receberá um e-mail
   automático"; an outside party's part), so the model check has nothing to decide.
+* The customer's words quoted back are not the AI's; "pode ligar direto pra Pri" and "o ideal
+  é levar" are instructions.
 
 Every message here was written for this test and is in no corpus or measurement set. The
 oracle is Portuguese grammar (the mood of the verb) and the policy at the top of
@@ -25,6 +28,7 @@ from cases.guardrail.promise import assess_promise
 from cases.guardrail.promise_features import message_sentences
 from cases.guardrail.promise_learned import learned_model
 from cases.guardrail.promise_ngrams import message_features
+from cases.guardrail.promise_relays import without_customer_quotes
 from cases.guardrail.promise_words import HABITUAL_WHEN, habitual_clause_at
 
 
@@ -121,3 +125,44 @@ def test_an_outside_party_scored_as_a_promise_still_goes_to_the_check() -> None:
 def test_a_promise_beside_an_automatic_process_or_a_carrier_is_still_found(text: str) -> None:
     verdict = assess_promise(text)
     assert verdict.promise or verdict.uncertain
+
+
+# --- detector 50, from r46 -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Você me escreveu 'o Márcio vai trocar a peça amanhã', mas não achei nada agendado aqui.",
+        'A senhora disse: "a entregadora vai passar aí às 10h". Aqui não consta nenhuma entrega.',
+        "Vc falou “o técnico vai me ligar hoje”? Aqui não tem chamado aberto, viu.",
+    ],
+)
+def test_the_customers_quoted_words_are_not_the_ais_promise(text: str) -> None:
+    # The policy: quoting what the customer said promises nothing.
+    assert not assess_promise(text).promise
+
+
+def test_a_promise_after_a_quote_of_the_customer_is_still_found() -> None:
+    text = "Você me escreveu 'ninguém me ligou'. Desculpa! A Renata, do financeiro, te liga amanhã."
+    assert assess_promise(text).promise
+
+
+@given(st.text(alphabet="abcdefghij ,.!áéç", max_size=60))
+def test_blanking_the_quotes_keeps_every_index(quoted: str) -> None:
+    original = f"Você me disse 'o Zé {quoted}' ontem, e a Lia passa aí amanhã."
+    blanked, folded = without_customer_quotes(original, fold(original))
+    assert len(blanked) == len(original) == len(folded)
+    assert blanked.endswith("e a Lia passa aí amanhã.")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Pode ligar direto pro Toninho no (11) 91234-5678 que ele acerta a entrega com você.",
+        "Nesse caso o ideal é levar a bike numa oficina perto da sua casa, tá?",
+    ],
+)
+def test_instructions_to_the_customer_are_no_local_promise(text: str) -> None:
+    # The policy: the human acts only if the customer goes to them.
+    assert not assess_promise(text).promise
