@@ -92,8 +92,9 @@ from .promise_carriers import (
     customers_own_only,
     pronoun_for_outside,
 )
+from .promise_cue import commitment_cue
 from .promise_features import marked_for_features, sentence_spans
-from .promise_learned import corpus_digest, learned_model, load_corpus
+from .promise_learned import LearnedModel, corpus_digest, learned_model, load_corpus
 from .promise_relays import relayed_or_instructed, without_customer_quotes
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
 from .promise_scan import (
@@ -110,7 +111,7 @@ from .promise_stall import immediate_stall
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
 # version, so a veto in a trace can be tied to the detector that produced it. What each version
 # changed, and what it moved: ``VERSIONS.md`` beside this file.
-RULES_VERSION = "ptbr-promise-50"
+RULES_VERSION = "ptbr-promise-51"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -173,6 +174,27 @@ def _for_the_check(text: str, start: int, end: int, marked: str) -> bool:
     )
 
 
+def _only_outside_parties_act(model: LearnedModel, text: str, marked: str) -> bool:
+    """Below the threshold: whether the message would leave the uncertain band without its
+    sentences whose only actor is an automatic process or an outside party ("você receberá
+    um e-mail automático", "a transportadora entrega até sexta"; the policy's near misses).
+    Every other sentence is read as the band reads a message: under its floor, and under the
+    cue's floor or without the commitment cue."""
+    calibration = model.calibration
+    spans, marked_spans = sentence_spans(text), sentence_spans(marked)
+    for index, (probability, trigger) in enumerate(model.sentence_probabilities(marked)):
+        if probability < calibration.cue_low:
+            continue
+        sentence = text[slice(*spans[index])]
+        if automatic_only(sentence) or carrier_only(sentence):
+            continue
+        if probability >= calibration.band_low or (
+            trigger and commitment_cue(marked, *marked_spans[index])
+        ):
+            return False
+    return True
+
+
 def assess_promise(body: str) -> PromiseAssessment:
     """Rules first (free, explainable); if they find nothing, the learned stage decides.
 
@@ -181,8 +203,9 @@ def assess_promise(body: str) -> PromiseAssessment:
     """
     if not body or body.isspace():
         return _NOTHING
+    cut = body[:MAX_SCANNED_CHARS]
     # The customer's quoted words are blanked out: not the AI's word (length kept).
-    cut, text = without_customer_quotes(body[:MAX_SCANNED_CHARS], fold(body[:MAX_SCANNED_CHARS]))
+    cut, text = without_customer_quotes(cut, fold(cut))
     match = detect_rules_folded(text)
     if match is not None:
         return PromiseAssessment(True, 1.0, PromiseStage.RULES, False, match)
@@ -192,16 +215,12 @@ def assess_promise(body: str) -> PromiseAssessment:
     scored = model.score_folded(marked)
     calibration = model.calibration
     promise = scored.probability >= calibration.threshold
+    band = model.uncertain(scored)
+    if band and not promise and _only_outside_parties_act(model, text, marked):
+        band = False
     # Someone of the business coming at a clock time: the model reads it (rules 35).
-    uncertain = model.uncertain(scored) or (not promise and visit_at_a_clock_time(marked))
+    uncertain = band or (not promise and visit_at_a_clock_time(marked))
     learned_match = None
-    if uncertain and not promise:
-        # Below the threshold, a best sentence whose only actor is an automatic process or an
-        # outside party ("você receberá um e-mail automático", "a transportadora entrega até
-        # sexta") is no promise of this business's people: the check has nothing to settle.
-        start, end = sentence_spans(text)[scored.sentence]
-        best = text[start:end]
-        uncertain = not (automatic_only(best) or carrier_only(best))
     if promise:
         start, end = sentence_spans(text)[scored.sentence]
         named = slice(*sentence_spans(marked)[scored.sentence])

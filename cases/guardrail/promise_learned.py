@@ -174,6 +174,13 @@ class LearnedModel:
             cue = any(commitment_cue(text, *spans[i]) for i in cues)
         return LearnedScore(probability, raw, index, cue)
 
+    def sentence_probabilities(self, text: str) -> list[tuple[float, bool]]:
+        """Each sentence's own calibrated probability and whether it carries a commitment
+        trigger, in the order of ``sentence_spans`` (a second pass over a text
+        ``score_folded`` read: only in the uncertain band)."""
+        scores = sentence_scores(text, self.compiled)
+        return [(self.probability(self.bias + raw), trigger) for raw, trigger in scores]
+
     def uncertain(self, scored: LearnedScore) -> bool:
         """Whether the model check should settle this score (see the module docstring)."""
         calibration = self.calibration

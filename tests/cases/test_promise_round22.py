@@ -97,6 +97,8 @@ def test_no_future_subjunctive_clause_is_ever_a_habit(lead: str, subject: str, v
         # An outside party's part, nobody of the business.
         "Os Correios informam que o pacote chega até sexta.",
         "Os Correios devem entregar o pacote em até 5 dias úteis.",
+        # Every sentence an outside party's or a machine's.
+        "Os Correios informam que o pacote chega até sexta. Você receberá um e-mail automático.",
     ],
 )
 def test_an_automatic_or_outside_only_near_miss_needs_no_model_check(text: str) -> None:
