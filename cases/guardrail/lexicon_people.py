@@ -32,3 +32,32 @@ TRADE_PERSON = (
 # Whom the AI checks with: the business's people and outside parties (``HUM_ALL``), or
 # anyone named by a trade.
 CHECK_TARGET = rf"(?:{HUM_ALL}|{NOT_AFTER_DE}{DET}{TRADE_PERSON})"
+
+# The trades a service business sends to the customer (``promise_rules_dispatch``: "o
+# vidraceiro passa amanhã", "a recreadora chega às 14h").
+TRADES_SENT = (
+    *("carregador", "carregadores", "pintores", "pedreiros", "vidraceiro", "vidraceiros"),
+    *("serralheiro", "serralheiros", "piscineiro", "gesseiro", "estofador", "tapeceiro"),
+    *("dedetizador", "dedetizadores", "marceneiros", "jardineiros", "tecnica", "tecnicas"),
+    # The same trades in the feminine (round 18: "a vistoriadora passa no imóvel sexta").
+    *("vistoriadora", "vistoriadoras", "estofadora", "zeladora", "tatuadora", "encanadora"),
+    *("pintora", "pintoras", "marceneira", "jardineira", "cozinheira", "cozinheiras"),
+    *("barbeira", "chaveira", "gesseira", "tapeceira", "piscineira", "serralheira"),
+    *("motoqueiro", "motoqueiros", "amolador", "afiador"),
+    # Round 19: more of the trades a service business sends (every first-reading leak since
+    # round 13 had a person the lists did not know). Not "monitor", "guia", "piloto",
+    # "montadora", "coletor", "auxiliar": as often a thing, a document or an adjective.
+    *("cuidador", "cuidadora", "cuidadores", "cuidadoras", "manobrista", "manobristas"),
+    *("coletora", "recreadora", "recreador", "recreadoras", "recreadores", "churrasqueiro"),
+    *("churrasqueira", "fotografos", "cinegrafista", "cinegrafistas", "garcons", "garconete"),
+    *("garconetes", "bartender", "barman", "boleira", "doceira", "salgadeira", "condutor"),
+    *("condutora", "costureiro", "alfaiate", "bordadeira", "sapateiro", "relojoeiro"),
+    *("joalheiro", "ajudante", "ajudantes", "soldador", "funileiro", "lanterneiro"),
+    *("borracheiro", "paisagista", "podador", "faxineiro", "diaristas", "passadeira"),
+    *("lavadeira", "enfermeiros", "fonoaudiologa", "tosador", "tosadora", "banhista"),
+    *("adestrador", "adestradora", "passeador", "passeadora", "afinador", "afinadora"),
+    *("treinador", "treinadora", "avaliador", "avaliadora", "engenheira", "topografo"),
+    *("agrimensor", "estagiario", "estagiaria", "freteiro", "maquiadora", "maquiador"),
+    *("esteticista", "depiladora", "massagista", "dj", "musico", "musicos"),
+    *("cerimonialista", "decoradora", "decorador", "florista", "floristas"),
+)

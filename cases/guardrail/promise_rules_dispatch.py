@@ -25,6 +25,7 @@ from .lexicon import (
     WORD_END,
     alt,
 )
+from .lexicon_people import TRADES_SENT
 from .promise_names import NAME_MARK
 from .promise_rule_types import Branch, Rule
 from .promise_words import not_after
@@ -68,33 +69,7 @@ _COMES = alt(
     )
 )
 # The people the learned stage reads as such, Portuguese ones (the verbs are).
-_MORE_STAFF = (
-    *(word for word in PEOPLE_EXTRA if word not in SUBJECT_LEADS),
-    *("carregador", "carregadores", "pintores", "pedreiros", "vidraceiro", "vidraceiros"),
-    *("serralheiro", "serralheiros", "piscineiro", "gesseiro", "estofador", "tapeceiro"),
-    *("dedetizador", "dedetizadores", "marceneiros", "jardineiros", "tecnica", "tecnicas"),
-    # The same trades in the feminine (round 18: "a vistoriadora passa no imóvel sexta").
-    *("vistoriadora", "vistoriadoras", "estofadora", "zeladora", "tatuadora", "encanadora"),
-    *("pintora", "pintoras", "marceneira", "jardineira", "cozinheira", "cozinheiras"),
-    *("barbeira", "chaveira", "gesseira", "tapeceira", "piscineira", "serralheira"),
-    *("motoqueiro", "motoqueiros", "amolador", "afiador"),
-    # Round 19: more of the trades a service business sends (every first-reading leak since
-    # round 13 had a person the lists did not know). Not "monitor", "guia", "piloto",
-    # "montadora", "coletor", "auxiliar": as often a thing, a document or an adjective.
-    *("cuidador", "cuidadora", "cuidadores", "cuidadoras", "manobrista", "manobristas"),
-    *("coletora", "recreadora", "recreador", "recreadoras", "recreadores", "churrasqueiro"),
-    *("churrasqueira", "fotografos", "cinegrafista", "cinegrafistas", "garcons", "garconete"),
-    *("garconetes", "bartender", "barman", "boleira", "doceira", "salgadeira", "condutor"),
-    *("condutora", "costureiro", "alfaiate", "bordadeira", "sapateiro", "relojoeiro"),
-    *("joalheiro", "ajudante", "ajudantes", "soldador", "funileiro", "lanterneiro"),
-    *("borracheiro", "paisagista", "podador", "faxineiro", "diaristas", "passadeira"),
-    *("lavadeira", "enfermeiros", "fonoaudiologa", "tosador", "tosadora", "banhista"),
-    *("adestrador", "adestradora", "passeador", "passeadora", "afinador", "afinadora"),
-    *("treinador", "treinadora", "avaliador", "avaliadora", "engenheira", "topografo"),
-    *("agrimensor", "estagiario", "estagiaria", "freteiro", "maquiadora", "maquiador"),
-    *("esteticista", "depiladora", "massagista", "dj", "musico", "musicos"),
-    *("cerimonialista", "decoradora", "decorador", "florista", "floristas"),
-)
+_MORE_STAFF = (*(word for word in PEOPLE_EXTRA if word not in SUBJECT_LEADS), *TRADES_SENT)
 # A time ahead that names a day: "amanhã", "na quinta", "no sábado", "dia 15", "semana que
 # vem", "até domingo", "hoje à tarde", "daqui a 20 min".
 _WEEKDAY = r"(?:segunda|terca|quarta|quinta|sexta)(?:-?feira)?"
@@ -259,6 +234,16 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 r"(?:\s+[a-z0-9]+){0,3}?\s+n[oa]\s+"
                 + alt(tuple(word for word in FLEET_WORDS if word not in _CARS))
                 + rf"{WORD_END}{_NOT_THEIR_VEHICLE}(?={_later_in_clause(_DAY_AHEAD)})",
+            ),
+            # A bus company's own bus (round 23): "sua mala vai no próximo ônibus da nossa
+            # linha". A bus is most often the city's or the customer's ride, so only with
+            # "nosso"/"da nossa" and never with the customer as the traveller.
+            Branch(
+                (*("vai", "vao", "sai", "saem", "segue", "seguem", "embarca", "embarcam"),),
+                r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|num|em\s+um)\s+"
+                r"(?:nosso\s+(?:proximo\s+)?onibus|(?:proximo\s+)?onibus\s+(?:da\s+nossa|nosso))"
+                + WORD_END,
+                before=r"(?<!voce\s)(?<!senhor\s)(?<!senhora\s)(?<!voces\s)",
             ),
             # "nossa van passa aí amanhã", "o nosso caminhão chega às 7h": the vehicle comes.
             Branch(
