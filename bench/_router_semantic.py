@@ -81,6 +81,7 @@ OWN_R23 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r23.json"
 OWN_R24 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r24.json"
 OWN_R25 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r25.json"
 OWN_R26 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r26.json"
+OWN_R27 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r27.json"
 MIN_CONFIDENCE = 0.6  # the router's default min_confidence
 # The local_accept_threshold of earlier routers, and the default for the semantic stage
 # (routers.models; where its precision reaches ~0.97 on the own scenarios).
@@ -328,6 +329,7 @@ def bench_own_heldout() -> Iterator[Line]:
     yield from bench_scenarios("own_r24_heldout", own_scenarios("heldout", OWN_R24), learning=True)
     yield from bench_scenarios("own_r25_heldout", own_scenarios("heldout", OWN_R25), learning=True)
     yield from bench_scenarios("own_r26_heldout", own_scenarios("heldout", OWN_R26), learning=True)
+    yield from bench_scenarios("own_r27_heldout", own_scenarios("heldout", OWN_R27), learning=True)
 
 
 def bench_routing_dev_lexical() -> Iterator[Line]:

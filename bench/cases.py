@@ -126,6 +126,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
         ("heldout_r45", CASES_FIXTURES / "heldout_r45.json"),
         ("heldout_r46", CASES_FIXTURES / "heldout_r46.json"),
         ("heldout_r47", CASES_FIXTURES / "heldout_r47.json"),
+        ("heldout_r48", CASES_FIXTURES / "heldout_r48.json"),
         ("field_r18_tune", CASES_FIXTURES / "field_r18_tune.json"),
         ("field_r18_heldout", CASES_FIXTURES / "field_r18_heldout.json"),
         ("probe_r16", CASES_FIXTURES / "probe_r16.json"),
