@@ -6,6 +6,7 @@ held-out part was fixed before any tuning. Floors sit a little below what was me
 from __future__ import annotations
 
 import json
+import random
 import statistics
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,10 +111,51 @@ def test_rerank_encoder_lifts_held_out_top1(
 def test_labelled_phrases_teach_the_stage(encoder: CachingEncoder) -> None:
     before = averaged(encoder, learn=False)
     after = averaged(encoder, learn=True)
-    # measured with the 59-61 tuning phrases per scenario: top-1 0.836, none 0.964
+    # measured with the 59-61 tuning phrases per scenario, the first encoder alone: top-1
+    # 0.807 -> 0.835, none rejected 0.893 -> 0.929 (phrases as nearest items only; in the
+    # centroids and the lexical classifier too it was 0.864 here, but see the next test)
     assert after.top1 >= 0.80
-    assert after.top1 >= before.top1 + 0.04
-    assert after.none_rejected >= 0.92
+    assert after.top1 >= before.top1 + 0.02
+    assert after.none_rejected >= 0.90
+
+
+TUNING_FILES = ("own_scenarios.json", *(f"own_scenarios_r{n}.json" for n in (4, 6, 7, 9)))
+
+
+def test_learning_the_unsure_messages_costs_no_accuracy(
+    encoder: CachingEncoder, rerank: CachingEncoder
+) -> None:
+    # The cascade's learning (``evaluation.simulate_learning``): the messages the router was
+    # unsure of, labelled by the LLM (the oracle here), become phrases. Streamed over the
+    # first 45% (at most 50) of each tuning scenario, judged on the rest of it.
+    before, after = [], []
+    for name in TUNING_FILES:
+        raws = json.loads(FIXTURE.with_name(name).read_text(encoding="utf-8"))["scenarios"]
+        for raw in raws:
+            sc = scenario_from_json(raw, cases_key="tune", pairs_key="topic_tune")
+            stream = list(sc.cases)
+            random.Random(0).shuffle(stream)
+            cut = min(50, int(len(stream) * 0.45))
+            base = train_head(sc.intents, encoder=encoder, rerank_encoder=rerank)
+            unsure = tuple(
+                Phrase(text=text, intent=gold or NONE_INTENT)
+                for text, gold in stream[:cut]
+                if base.predict(text).confidence < ACCEPT
+            )
+            learned = train_head(sc.intents, unsure, encoder=encoder, rerank_encoder=rerank)
+            for head, scores in ((base, before), (learned, after)):
+                scores.append(
+                    score_cases(
+                        head, stream[cut:], accept_threshold=ACCEPT, min_confidence=MIN_CONFIDENCE
+                    )
+                )
+    top1_before = statistics.fmean(s.top1 for s in before)
+    top1_after = statistics.fmean(s.top1 for s in after)
+    # measured: top-1 0.836 before, 0.848 after; with the phrases in the intents' centroids
+    # and the lexical classifier too, learning took it down to 0.817
+    assert top1_after >= top1_before
+    precisions = [s.decided_precision for s in after if s.decided_precision is not None]
+    assert statistics.fmean(precisions) >= 0.97
 
 
 def test_semantic_stage_beats_the_lexical_one_on_held_out(encoder: CachingEncoder) -> None:
