@@ -60,28 +60,11 @@ from routers.classification.types import IntentOption  # noqa: E402
 
 DEV = ROOT.parent / "shared" / "data" / "dev_ptbr" / "routing_dev.json"
 OWN = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios.json"
-OWN_R4 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r4.json"
-OWN_R6 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r6.json"
-OWN_R7 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r7.json"
-OWN_R8 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r8.json"
-OWN_R10 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r10.json"
-OWN_R11 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r11.json"
-OWN_R12 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r12.json"
-OWN_R13 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r13.json"
-OWN_R14 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r14.json"
-OWN_R15 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r15.json"
-OWN_R16 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r16.json"
-OWN_R17 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r17.json"
-OWN_R18 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r18.json"
-OWN_R19 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r19.json"
-OWN_R20 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r20.json"
-OWN_R21 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r21.json"
-OWN_R22 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r22.json"
-OWN_R23 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r23.json"
-OWN_R24 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r24.json"
-OWN_R25 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r25.json"
-OWN_R26 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r26.json"
-OWN_R27 = ROOT / "tests" / "fixtures" / "routing" / "own_scenarios_r27.json"
+# The later own scenario files by round: r4, r6 and r7 have a tuning part (their held-out part
+# is read without learning); r8 and later were written blind, all held out, and are read
+# with the learning simulation.
+OWN_ROUNDS_WITH_TUNING = (4, 6, 7)
+OWN_BLIND_ROUNDS = (8, *range(10, 28))  # r9 is all tuning
 MIN_CONFIDENCE = 0.6  # the router's default min_confidence
 # The local_accept_threshold of earlier routers, and the default for the semantic stage
 # (routers.models; where its precision reaches ~0.97 on the own scenarios).
@@ -308,28 +291,10 @@ def bench_own_heldout() -> Iterator[Line]:
         yield skip
         return
     yield from bench_scenarios("own_heldout", own_scenarios("heldout"), learning=False)
-    yield from bench_scenarios("own_r4_heldout", own_scenarios("heldout", OWN_R4), learning=False)
-    yield from bench_scenarios("own_r6_heldout", own_scenarios("heldout", OWN_R6), learning=False)
-    yield from bench_scenarios("own_r7_heldout", own_scenarios("heldout", OWN_R7), learning=False)
-    yield from bench_scenarios("own_r8_heldout", own_scenarios("heldout", OWN_R8), learning=True)
-    yield from bench_scenarios("own_r10_heldout", own_scenarios("heldout", OWN_R10), learning=True)
-    yield from bench_scenarios("own_r11_heldout", own_scenarios("heldout", OWN_R11), learning=True)
-    yield from bench_scenarios("own_r12_heldout", own_scenarios("heldout", OWN_R12), learning=True)
-    yield from bench_scenarios("own_r13_heldout", own_scenarios("heldout", OWN_R13), learning=True)
-    yield from bench_scenarios("own_r14_heldout", own_scenarios("heldout", OWN_R14), learning=True)
-    yield from bench_scenarios("own_r15_heldout", own_scenarios("heldout", OWN_R15), learning=True)
-    yield from bench_scenarios("own_r16_heldout", own_scenarios("heldout", OWN_R16), learning=True)
-    yield from bench_scenarios("own_r17_heldout", own_scenarios("heldout", OWN_R17), learning=True)
-    yield from bench_scenarios("own_r18_heldout", own_scenarios("heldout", OWN_R18), learning=True)
-    yield from bench_scenarios("own_r19_heldout", own_scenarios("heldout", OWN_R19), learning=True)
-    yield from bench_scenarios("own_r20_heldout", own_scenarios("heldout", OWN_R20), learning=True)
-    yield from bench_scenarios("own_r21_heldout", own_scenarios("heldout", OWN_R21), learning=True)
-    yield from bench_scenarios("own_r22_heldout", own_scenarios("heldout", OWN_R22), learning=True)
-    yield from bench_scenarios("own_r23_heldout", own_scenarios("heldout", OWN_R23), learning=True)
-    yield from bench_scenarios("own_r24_heldout", own_scenarios("heldout", OWN_R24), learning=True)
-    yield from bench_scenarios("own_r25_heldout", own_scenarios("heldout", OWN_R25), learning=True)
-    yield from bench_scenarios("own_r26_heldout", own_scenarios("heldout", OWN_R26), learning=True)
-    yield from bench_scenarios("own_r27_heldout", own_scenarios("heldout", OWN_R27), learning=True)
+    for rounds, learning in ((OWN_ROUNDS_WITH_TUNING, False), (OWN_BLIND_ROUNDS, True)):
+        for n in rounds:
+            scenarios = own_scenarios("heldout", OWN.with_name(f"own_scenarios_r{n}.json"))
+            yield from bench_scenarios(f"own_r{n}_heldout", scenarios, learning=learning)
 
 
 def bench_routing_dev_lexical() -> Iterator[Line]:

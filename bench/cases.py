@@ -75,6 +75,20 @@ def corpus_texts() -> list[str]:
         return [json.loads(row)["text"] for row in handle if row.strip()]
 
 
+# The sets under tests/fixtures/cases/ (each file is ``<name>.json``), in the order printed.
+CASE_SETS = (
+    *("heldout_r4", "heldout_r5", "heldout_r6", "heldout_r6b", "heldout_r7", "heldout_r8"),
+    *("heldout_r9", "heldout_r10", "heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13"),
+    *("heldout_r14", "heldout_r15", "heldout_r17", "heldout_r18", "heldout_r19", "heldout_r20"),
+    *("heldout_r21", "heldout_r22", "heldout_r23", "heldout_r24", "heldout_r25", "heldout_r26"),
+    *("heldout_r27", "heldout_r29", "heldout_r30", "heldout_r31", "heldout_r32", "heldout_r33"),
+    *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38", "heldout_r39", "heldout_r36"),
+    *("heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43", "heldout_r44", "heldout_r45"),
+    *("heldout_r46", "heldout_r47", "heldout_r48"),
+    *("field_r18_tune", "field_r18_heldout", "probe_r16"),
+)
+
+
 def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
     """The measurement sets: never trained or tuned on (see the module docstring)."""
     dev = json.loads((PROMISES / "promise_dev.json").read_text(encoding="utf-8"))
@@ -82,54 +96,7 @@ def labelled_sets() -> dict[str, list[tuple[str, bool]]]:
     for name, path in (
         ("heldout", PROMISES / "heldout_llm.json"),
         ("heldout_r3", PROMISES / "heldout_r3.json"),
-        ("heldout_r4", CASES_FIXTURES / "heldout_r4.json"),
-        ("heldout_r5", CASES_FIXTURES / "heldout_r5.json"),
-        ("heldout_r6", CASES_FIXTURES / "heldout_r6.json"),
-        ("heldout_r6b", CASES_FIXTURES / "heldout_r6b.json"),
-        ("heldout_r7", CASES_FIXTURES / "heldout_r7.json"),
-        ("heldout_r8", CASES_FIXTURES / "heldout_r8.json"),
-        ("heldout_r9", CASES_FIXTURES / "heldout_r9.json"),
-        ("heldout_r10", CASES_FIXTURES / "heldout_r10.json"),
-        ("heldout_r11", CASES_FIXTURES / "heldout_r11.json"),
-        ("heldout_r11b", CASES_FIXTURES / "heldout_r11b.json"),
-        ("heldout_r12", CASES_FIXTURES / "heldout_r12.json"),
-        ("heldout_r13", CASES_FIXTURES / "heldout_r13.json"),
-        ("heldout_r14", CASES_FIXTURES / "heldout_r14.json"),
-        ("heldout_r15", CASES_FIXTURES / "heldout_r15.json"),
-        ("heldout_r17", CASES_FIXTURES / "heldout_r17.json"),
-        ("heldout_r18", CASES_FIXTURES / "heldout_r18.json"),
-        ("heldout_r19", CASES_FIXTURES / "heldout_r19.json"),
-        ("heldout_r20", CASES_FIXTURES / "heldout_r20.json"),
-        ("heldout_r21", CASES_FIXTURES / "heldout_r21.json"),
-        ("heldout_r22", CASES_FIXTURES / "heldout_r22.json"),
-        ("heldout_r23", CASES_FIXTURES / "heldout_r23.json"),
-        ("heldout_r24", CASES_FIXTURES / "heldout_r24.json"),
-        ("heldout_r25", CASES_FIXTURES / "heldout_r25.json"),
-        ("heldout_r26", CASES_FIXTURES / "heldout_r26.json"),
-        ("heldout_r27", CASES_FIXTURES / "heldout_r27.json"),
-        ("heldout_r29", CASES_FIXTURES / "heldout_r29.json"),
-        ("heldout_r30", CASES_FIXTURES / "heldout_r30.json"),
-        ("heldout_r31", CASES_FIXTURES / "heldout_r31.json"),
-        ("heldout_r32", CASES_FIXTURES / "heldout_r32.json"),
-        ("heldout_r33", CASES_FIXTURES / "heldout_r33.json"),
-        ("heldout_r34", CASES_FIXTURES / "heldout_r34.json"),
-        ("heldout_r35", CASES_FIXTURES / "heldout_r35.json"),
-        ("heldout_r37", CASES_FIXTURES / "heldout_r37.json"),
-        ("heldout_r38", CASES_FIXTURES / "heldout_r38.json"),
-        ("heldout_r39", CASES_FIXTURES / "heldout_r39.json"),
-        ("heldout_r36", CASES_FIXTURES / "heldout_r36.json"),
-        ("heldout_r40", CASES_FIXTURES / "heldout_r40.json"),
-        ("heldout_r41", CASES_FIXTURES / "heldout_r41.json"),
-        ("heldout_r42", CASES_FIXTURES / "heldout_r42.json"),
-        ("heldout_r43", CASES_FIXTURES / "heldout_r43.json"),
-        ("heldout_r44", CASES_FIXTURES / "heldout_r44.json"),
-        ("heldout_r45", CASES_FIXTURES / "heldout_r45.json"),
-        ("heldout_r46", CASES_FIXTURES / "heldout_r46.json"),
-        ("heldout_r47", CASES_FIXTURES / "heldout_r47.json"),
-        ("heldout_r48", CASES_FIXTURES / "heldout_r48.json"),
-        ("field_r18_tune", CASES_FIXTURES / "field_r18_tune.json"),
-        ("field_r18_heldout", CASES_FIXTURES / "field_r18_heldout.json"),
-        ("probe_r16", CASES_FIXTURES / "probe_r16.json"),
+        *((name, CASES_FIXTURES / f"{name}.json") for name in CASE_SETS),
     ):
         data = json.loads(path.read_text(encoding="utf-8"))
         sets[name] = [(item["text"], bool(item["promise"])) for item in data["items"]]

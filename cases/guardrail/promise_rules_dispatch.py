@@ -239,7 +239,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
             # linha". A bus is most often the city's or the customer's ride, so only with
             # "nosso"/"da nossa" and never with the customer as the traveller.
             Branch(
-                (*("vai", "vao", "sai", "saem", "segue", "seguem", "embarca", "embarcam"),),
+                ("vai", "vao", "sai", "saem", "segue", "seguem", "embarca", "embarcam"),
                 r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|num|em\s+um)\s+"
                 r"(?:nosso\s+(?:proximo\s+)?onibus|(?:proximo\s+)?onibus\s+(?:da\s+nossa|nosso))"
                 + WORD_END,

@@ -141,7 +141,7 @@ def head_items(intents: Sequence[IntentOption], phrases: Sequence[Phrase]) -> li
 
 class Similarity:
     """One encoder's view of a set of items: per intent the centroid (each item weighed as
-    ``in_centroid`` says) and the items (sorted by label), and the ``none`` anchors;
+    ``centroid_weights`` says) and the items (sorted by label), and the ``none`` anchors;
     optionally borrowed archetype phrases, which count in an intent's nearest item
     (``penalty`` lower) but not in its centroid."""
 
@@ -152,7 +152,7 @@ class Similarity:
         n_intents: int,
         borrowed: ArchetypeItems | None = None,
         penalty: float = 0.0,
-        in_centroid: np.ndarray | None = None,
+        centroid_weights: np.ndarray | None = None,
     ) -> None:
         order = np.argsort(labels, kind="stable")
         labels, matrix = labels[order], vectors[order]
@@ -163,8 +163,8 @@ class Similarity:
         self.none_matrix = none_rows if len(none_rows) else np.zeros((0, matrix.shape[1]))
         # Every intent has at least its name and description, so every label has rows.
         self.starts = np.searchsorted(self.item_labels, np.arange(n_intents))
-        # ``in_centroid``: each item's weight in its intent's centroid (default: all 1).
-        weight = np.ones(len(labels)) if in_centroid is None else in_centroid[order]
+        # ``centroid_weights``: each item's weight in its intent's centroid (default: all 1).
+        weight = np.ones(len(labels)) if centroid_weights is None else centroid_weights[order]
         weight = np.where(intent_rows, weight, 0.0)
         centroids = np.stack(
             [
@@ -213,16 +213,18 @@ class Scorer:
         self.n_intents = len(intents)
         self.config = config
         labels = np.array([it.label for it in items], dtype=np.int64)
-        in_centroid = np.array(
+        centroid_weights = np.array(
             [config.phrase_centroid_weight if it.kind == PHRASE else 1.0 for it in items]
         )
         self.first = Similarity(
-            labels, vectors, self.n_intents, borrowed, config.archetype_penalty, in_centroid
+            labels, vectors, self.n_intents, borrowed, config.archetype_penalty, centroid_weights
         )
         self.second = (
             None
             if rerank_vectors is None
-            else Similarity(labels, rerank_vectors, self.n_intents, in_centroid=in_centroid)
+            else Similarity(
+                labels, rerank_vectors, self.n_intents, centroid_weights=centroid_weights
+            )
         )
         lexical_items = (
             items if config.phrases_in_lexical else [it for it in items if it.kind != PHRASE]
