@@ -6,7 +6,10 @@ The decision, exactly as the spec orders it:
 2. Router with stickiness on, and the conversation's agent is still one of its members:
    classify anyway (that is how a change of subject is noticed). Another intent with
    confidence ≥ ``min_confidence`` → that intent's agent (``reclassified``); anything else
-   → keep the conversation's agent (``sticky``, with the verdict's confidence).
+   → keep the conversation's agent (``sticky``, with the verdict's confidence). Two cues of
+   the message's own words refine it (``stickiness.moves_subject``): a follow-up that names
+   no subject ("quanto custa?") stays; one that opens with "outra coisa" / "aproveitando"
+   moves from a lower confidence.
 3. No sticky agent: an intent with confidence ≥ ``min_confidence`` → its agent
    (``classified``).
 4. The classifier failed → the fallback agent (``classifier_failed``; generic without one).
@@ -34,6 +37,7 @@ from typing import Any, Literal
 from conversation.agents import AgentConfig
 from conversation.models import ChannelSession
 from routers.classification import CascadeResult
+from routers.classification.stickiness import moves_subject
 from routers.loaders import LoadedRouter
 
 log = logging.getLogger(__name__)
@@ -174,7 +178,14 @@ class _Route:
             and verdict.confidence >= router.min_confidence
         )
         if sticky_id is not None:  # rule 2
-            if accepted and verdict.intent != sticky_intent:
+            moved = verdict.status == "ok" and moves_subject(
+                signal,
+                verdict.intent,
+                verdict.confidence,
+                sticky_intent=sticky_intent,
+                min_confidence=router.min_confidence,
+            )
+            if moved and verdict.intent is not None:
                 switched = self._member_agent(verdict.intent)
                 if switched is not None:
                     return self._result(

@@ -129,9 +129,9 @@ def score_switches(
     joined = predict_all(stage, [context_text(a, b) for a, _, b, _ in pairs]) if use_context else []
     moved: list[bool] = []
     kept: list[bool] = []
-    for i, (_, first, _, second) in enumerate(pairs):
+    for i, (_, first, text, second) in enumerate(pairs):
         context = joined[i] if use_context else None
-        switch = should_switch(first, alone[i], context, min_confidence=min_confidence)
+        switch = should_switch(first, alone[i], context, min_confidence=min_confidence, text=text)
         now = alone[i].label if switch else first
         if second != first:
             moved.append(now == second)

@@ -255,3 +255,38 @@ def test_trace_carries_ids_and_codes_never_the_text():
     assert trace["outcome"] == "classified"
     assert trace["agent_id"] == str(VENDAS) and trace["confidence"] == 0.912
     assert "123.456" not in str(trace)
+
+
+def test_follow_up_that_names_no_subject_stays_with_the_sticky_agent():
+    # "quanto custa?" after a support question asks about the support case, however sure
+    # the verdict on the message alone is.
+    fake = Fake(verdict=cascade("vendas", 0.99))
+    result = resolve_turn_agent(turn("e quanto custa?", SUPORTE, "suporte"), fake.deps())
+    assert result.outcome == "sticky"
+    assert result.agent_id == SUPORTE
+    assert (result.intent_name, result.confidence) == ("suporte", 0.99)
+
+
+def test_change_of_subject_phrase_moves_an_unsure_verdict():
+    fake = Fake(verdict=cascade("vendas", 0.45))
+    text = "outra coisa, vcs tem o plano família?"
+    result = resolve_turn_agent(turn(text, SUPORTE, "suporte"), fake.deps())
+    assert result.outcome == "reclassified"
+    assert result.agent_id == VENDAS
+    # Without the phrase the same verdict stays (below min_confidence 0.6).
+    result = resolve_turn_agent(turn("vcs tem o plano família?", SUPORTE, "suporte"), fake.deps())
+    assert result.outcome == "sticky"
+    # And below the opener floor it stays too.
+    fake = Fake(verdict=cascade("vendas", 0.35))
+    result = resolve_turn_agent(turn(text, SUPORTE, "suporte"), fake.deps())
+    assert result.outcome == "sticky"
+
+
+def test_sticky_agent_without_a_recorded_intent_still_moves_on_a_clear_subject():
+    fake = Fake(verdict=cascade("vendas", 0.8))
+    result = resolve_turn_agent(turn("quero o plano família", SUPORTE, None), fake.deps())
+    assert result.outcome == "reclassified"
+    assert result.agent_id == VENDAS
+    fake = Fake(verdict=cascade("vendas", 0.5))
+    result = resolve_turn_agent(turn("quero o plano família", SUPORTE, None), fake.deps())
+    assert (result.outcome, result.agent_id) == ("sticky", SUPORTE)

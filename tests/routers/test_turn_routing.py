@@ -192,6 +192,27 @@ def test_proof_scenario_classified_sticky_reclassified_then_deactivated(
     assert [len(q) for q in route_queries] == [6, 2, 4, 1], route_queries
 
 
+def test_a_follow_up_that_names_no_subject_stays_and_an_opener_moves(
+    world, routing, django_capture_on_commit_callbacks
+):
+    """Through real turns: "quanto custa?" after a support problem asks what the repair
+    costs (it stays with support, though alone it reads as sales); a message that opens
+    with "outra coisa" moves."""
+    say = Say(routing["channel"], django_capture_on_commit_callbacks)
+    first = say("meu sistema não abre, está dando erro")
+    assert answered_by(first) == "Suporte técnico"
+
+    follow_up = say("quanto custa?")
+    assert answered_by(follow_up) == "Suporte técnico"
+    assert follow_up.trace["route"]["outcome"] == "sticky"
+    assert follow_up.trace["route"]["intent"] == "suporte"
+
+    switch = say("outra coisa, quanto custa o plano anual?")
+    assert answered_by(switch) == "Vendas"
+    assert switch.trace["route"]["outcome"] == "reclassified"
+    assert switch.trace["route"]["intent"] == "vendas"
+
+
 def test_unknown_first_message_goes_to_the_fallback_then_a_clear_intent_is_classified(
     world, routing, django_capture_on_commit_callbacks
 ):
