@@ -43,6 +43,11 @@ class RouterForm(forms.Form):
     is_active = forms.BooleanField(label=_("Roteador ativo"), required=False, initial=True)
     sticky = forms.BooleanField(
         label=_("Manter o mesmo agente na conversa (só troca com mudança clara de assunto)"),
+        help_text=_(
+            "Uma pergunta que continua o assunto sem nomear outro (“quanto custa?”, “pode ser "
+            "sábado?”) fica com o agente. Uma mensagem que começa com “outra coisa” ou "
+            "“aproveitando” troca de agente a partir de confiança 0,4."
+        ),
         required=False,
         initial=True,
     )
