@@ -58,12 +58,13 @@ class RouterDecisionAdmin(ReadOnlyAdmin):
         "created_at",
         "router",
         "outcome",
+        "cue",
         "intent_name",
         "confidence",
         "stage",
         "agent",
     ]
-    list_filter = ["outcome", "stage", "organization"]
+    list_filter = ["outcome", "cue", "stage", "organization"]
     list_select_related = ["router", "agent"]
     raw_id_fields = ["router", "conversation", "turn", "agent"]
 

@@ -123,6 +123,12 @@ class DecisionStage(models.TextChoices):
     NONE = "none", _("Nenhum")
 
 
+class SubjectCue(models.TextChoices):
+    NONE = "", _("—")
+    NO_SUBJECT = "no_subject", _("Continuação sem assunto próprio")
+    OPENER = "opener", _("Abriu outro assunto")
+
+
 class RouterDecision(TenantModel):
     """Append-only telemetry of one routed turn. Never the customer's text."""
 
@@ -144,12 +150,15 @@ class RouterDecision(TenantModel):
     stage = models.CharField(max_length=8, choices=DecisionStage.choices, default="none")
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
+    # Why a conversation stayed or moved against the bare confidence rule (stickiness.py).
+    cue = models.CharField(max_length=16, choices=SubjectCue.choices, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at"]
         constraints = [
             choice_check("outcome", DecisionOutcome, "router_decision_outcome_valid"),
             choice_check("stage", DecisionStage, "router_decision_stage_valid"),
+            choice_check("cue", SubjectCue, "router_decision_cue_valid"),
         ]
         indexes = [
             models.Index(fields=["organization", "created_at"], name="router_dec_org_created"),

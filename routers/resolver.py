@@ -37,7 +37,7 @@ from typing import Any, Literal
 from conversation.agents import AgentConfig
 from conversation.models import ChannelSession
 from routers.classification import CascadeResult
-from routers.classification.stickiness import moves_subject
+from routers.classification.stickiness import subject_move
 from routers.loaders import LoadedRouter
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,9 @@ class TurnAgentResolution:
     stage: str = "none"  # local | llm | none: who decided the classification
     latency_ms: int = 0
     error_code: str = ""
+    # The change-of-subject cue that decided a sticky or reclassified turn against rule 2
+    # alone (stickiness.NO_SUBJECT / OPENER), "" when rule 2 decided.
+    cue: str = ""
 
     @property
     def agent_id(self) -> uuid.UUID | None:
@@ -77,6 +80,8 @@ class TurnAgentResolution:
             "agent_id": str(self.agent_id) if self.agent_id else None,
             "latency_ms": self.latency_ms,
         }
+        if self.cue:
+            data["cue"] = self.cue
         if self.error_code:
             data["error"] = self.error_code
         return data
@@ -178,22 +183,26 @@ class _Route:
             and verdict.confidence >= router.min_confidence
         )
         if sticky_id is not None:  # rule 2
-            moved = verdict.status == "ok" and moves_subject(
-                signal,
-                verdict.intent,
-                verdict.confidence,
-                sticky_intent=sticky_intent,
-                min_confidence=router.min_confidence,
+            moved, cue = (
+                subject_move(
+                    signal,
+                    verdict.intent,
+                    verdict.confidence,
+                    sticky_intent=sticky_intent,
+                    min_confidence=router.min_confidence,
+                )
+                if verdict.status == "ok"
+                else (False, "")
             )
             if moved and verdict.intent is not None:
                 switched = self._member_agent(verdict.intent)
                 if switched is not None:
                     return self._result(
-                        switched, "reclassified", verdict.intent, verdict.confidence
+                        switched, "reclassified", verdict.intent, verdict.confidence, cue
                     )
             config = self._agent(sticky_id)
             if config is not None:
-                return self._result(config, "sticky", sticky_intent, verdict.confidence)
+                return self._result(config, "sticky", sticky_intent, verdict.confidence, cue)
             # The sticky agent lost its published version: decide as if not sticky.
 
         if verdict.status == "failed":  # rule 4
@@ -229,9 +238,11 @@ class _Route:
         outcome: Outcome,
         intent_name: str | None,
         confidence: float | None,
+        cue: str = "",
     ) -> TurnAgentResolution:
         verdict = self.verdict
         return TurnAgentResolution(
+            cue=cue,
             config=config,
             router_id=self.router.id,
             intent_name=intent_name,

@@ -197,6 +197,7 @@ def _record(conversation: Conversation, turn: Turn | None, resolution: TurnAgent
                 stage=resolution.stage,
                 latency_ms=resolution.latency_ms,
                 error_code=resolution.error_code[:64],
+                cue=resolution.cue,
             )
     except DatabaseError:
         log.warning(

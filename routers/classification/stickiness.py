@@ -90,6 +90,32 @@ def names_no_subject(text: str) -> bool:
     return all(len(w) < 3 or w in _NO_SUBJECT_WORDS for w in normalize(text).split())
 
 
+# Which cue decided against rule 2 alone (the router's decision log shows it).
+NO_SUBJECT, OPENER = "no_subject", "opener"
+
+
+def subject_move(
+    text: str,
+    intent: str | None,
+    confidence: float,
+    *,
+    sticky_intent: str | None,
+    min_confidence: float,
+) -> tuple[bool, str]:
+    """Whether a verdict for ``text`` moves a conversation that has an agent (and the subject
+    ``sticky_intent``, None when unknown), and the cue that decided it against rule 2 alone
+    (``NO_SUBJECT``, ``OPENER``, or "" when rule 2 decided)."""
+    if intent is None or intent in (NONE_INTENT, sticky_intent):
+        return False, ""
+    rule_2 = confidence >= min_confidence
+    if opens_new_subject(text):
+        moved = confidence >= min(min_confidence, OPENER_MIN_CONFIDENCE)
+        return moved, OPENER if moved and not rule_2 else ""
+    if rule_2 and names_no_subject(text):
+        return False, NO_SUBJECT
+    return rule_2, ""
+
+
 def moves_subject(
     text: str,
     intent: str | None,
@@ -98,14 +124,11 @@ def moves_subject(
     sticky_intent: str | None,
     min_confidence: float,
 ) -> bool:
-    """Whether a verdict for ``text`` moves a conversation that has an agent (and the subject
-    ``sticky_intent``, None when unknown): the resolver's rule 2 with the two cues of the
-    module docstring."""
-    if intent is None or intent in (NONE_INTENT, sticky_intent):
-        return False
-    if opens_new_subject(text):
-        return confidence >= min(min_confidence, OPENER_MIN_CONFIDENCE)
-    return confidence >= min_confidence and not names_no_subject(text)
+    """``subject_move`` without the cue."""
+    moved, _ = subject_move(
+        text, intent, confidence, sticky_intent=sticky_intent, min_confidence=min_confidence
+    )
+    return moved
 
 
 def should_switch(

@@ -265,6 +265,8 @@ def test_follow_up_that_names_no_subject_stays_with_the_sticky_agent():
     assert result.outcome == "sticky"
     assert result.agent_id == SUPORTE
     assert (result.intent_name, result.confidence) == ("suporte", 0.99)
+    assert result.cue == "no_subject"
+    assert result.trace()["cue"] == "no_subject"
 
 
 def test_change_of_subject_phrase_moves_an_unsure_verdict():
@@ -273,9 +275,12 @@ def test_change_of_subject_phrase_moves_an_unsure_verdict():
     result = resolve_turn_agent(turn(text, SUPORTE, "suporte"), fake.deps())
     assert result.outcome == "reclassified"
     assert result.agent_id == VENDAS
+    assert result.cue == "opener"
     # Without the phrase the same verdict stays (below min_confidence 0.6).
     result = resolve_turn_agent(turn("vcs tem o plano família?", SUPORTE, "suporte"), fake.deps())
     assert result.outcome == "sticky"
+    assert result.cue == ""
+    assert "cue" not in result.trace()
     # And below the opener floor it stays too.
     fake = Fake(verdict=cascade("vendas", 0.35))
     result = resolve_turn_agent(turn(text, SUPORTE, "suporte"), fake.deps())

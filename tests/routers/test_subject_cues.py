@@ -9,17 +9,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from routers.classification.stickiness import (
+    NO_SUBJECT,
+    OPENER,
     OPENER_MIN_CONFIDENCE,
     moves_subject,
     names_no_subject,
     opens_new_subject,
+    subject_move,
 )
 from routers.classification.types import NONE_INTENT
 
 MIN = 0.6
 
 # Hand-labelled follow-ups that ask about the subject already on the table.
-NO_SUBJECT = [
+FOLLOW_UPS = [
     "quanto custa?",
     "e quanto tempo demora?",
     "pode ser sábado de manhã?",
@@ -58,7 +61,7 @@ FILLER = st.sampled_from(
 PUNCT = st.sampled_from(["", "?", "!", ",", "...", " 🙂"])
 
 
-@pytest.mark.parametrize("text", NO_SUBJECT)
+@pytest.mark.parametrize("text", FOLLOW_UPS)
 def test_a_follow_up_without_a_subject_is_read_as_such(text: str) -> None:
     assert names_no_subject(text)
 
@@ -73,7 +76,7 @@ def test_a_change_of_subject_phrase_at_the_start_is_an_opener(text: str) -> None
     assert opens_new_subject(text)
 
 
-@pytest.mark.parametrize("text", NOT_OPENED + NO_SUBJECT + WITH_SUBJECT)
+@pytest.mark.parametrize("text", NOT_OPENED + FOLLOW_UPS + WITH_SUBJECT)
 def test_words_of_an_opener_elsewhere_are_not(text: str) -> None:
     assert not opens_new_subject(text)
 
@@ -119,3 +122,22 @@ def test_the_same_intent_or_none_never_moves(text: str, confidence: float) -> No
 def test_a_router_stricter_than_the_opener_floor_is_not_loosened_above_it() -> None:
     # min_confidence below the opener floor: the router's own (lower) floor applies.
     assert moves_subject(OPENED[0], "precos", 0.3, sticky_intent="agendar", min_confidence=0.25)
+
+
+@given(
+    st.sampled_from(OPENED + WITH_SUBJECT + FOLLOW_UPS + NOT_OPENED),
+    st.sampled_from(["agendar", "precos", NONE_INTENT, None]),
+    st.floats(0.0, 1.0),
+    st.floats(0.05, 0.95),
+)
+def test_a_cue_is_named_only_where_it_overturned_rule_2(
+    text: str, intent: str | None, confidence: float, min_confidence: float
+) -> None:
+    moved, cue = subject_move(
+        text, intent, confidence, sticky_intent="agendar", min_confidence=min_confidence
+    )
+    rule_2 = intent not in (None, NONE_INTENT, "agendar") and confidence >= min_confidence
+    assert cue in ("", NO_SUBJECT, OPENER)
+    assert (cue == "") == (moved == rule_2)
+    assert cue != NO_SUBJECT or (rule_2 and not moved)
+    assert cue != OPENER or (moved and not rule_2)

@@ -206,6 +206,9 @@ def test_a_follow_up_that_names_no_subject_stays_and_an_opener_moves(
     assert answered_by(follow_up) == "Suporte técnico"
     assert follow_up.trace["route"]["outcome"] == "sticky"
     assert follow_up.trace["route"]["intent"] == "suporte"
+    assert follow_up.trace["route"]["cue"] == "no_subject"
+    decision = RouterDecision.objects.get(turn=follow_up)
+    assert (decision.outcome, decision.cue) == ("sticky", "no_subject")
 
     switch = say("outra coisa, quanto custa o plano anual?")
     assert answered_by(switch) == "Vendas"

@@ -281,6 +281,26 @@ def test_decisions_page_counts_outcomes_draws_the_chart_and_links_conversations(
     for number in re.findall(r'\s(?:x|y|x1|x2|y1|y2|width|height)="([^"]*)"', svg):
         float(number)  # SVG coordinates are never localized ("69,8" would break the chart)
     assert f'href="/conversas/{conversation.pk}/"' in page
+    assert 'class="muted cue"' not in page  # no cue decided any of these
+
+
+def test_decisions_page_says_which_change_of_subject_cue_decided(world, router, vendas):
+    for outcome, cue in [("sticky", "no_subject"), ("reclassified", "opener")]:
+        RouterDecision.objects.create(
+            organization=world.org_a,
+            router=router,
+            outcome=outcome,
+            intent_name="vendas",
+            confidence=0.9,
+            agent=vendas,
+            stage="local",
+            cue=cue,
+        )
+    page = (
+        world.client_for(world.manager).get(f"/roteadores/{router.pk}/decisoes/").content.decode()
+    )
+    assert '<small class="muted cue">Continuação sem assunto próprio</small>' in page
+    assert '<small class="muted cue">Abriu outro assunto</small>' in page
 
 
 # --- quality loop ------------------------------------------------------------------------
