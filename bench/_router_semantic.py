@@ -196,76 +196,57 @@ def bench_scenarios(prefix: str, scenarios: Sequence[Scenario], learning: bool) 
             sum(s.follow_ups for s in sws),
         )
     for seen, points in sorted(learned.items()):
-        rests = [p.rest for p in points if p.rest is not None]
         precisions = [p.local_precision for p in points if p.local_precision is not None]
-        avg = _LearningAvg(
+        yield from _learning_point_lines(
+            prefix,
+            "avg",
+            seen,
             learned=statistics.fmean(p.learned for p in points),
             share=statistics.fmean(p.local_share for p in points),
             precision=statistics.fmean(precisions) if precisions else None,
-            rest=_avg(rests) if rests else None,
+            rests=[(p.rest, p.rest_without_learning) for p in points],
         )
-        yield from avg.lines(prefix, seen)
-
-
-class _LearningAvg:
-    def __init__(
-        self, learned: float, share: float, precision: float | None, rest: RoutingScore | None
-    ) -> None:
-        self.learned, self.share, self.precision, self.rest = learned, share, precision, rest
-
-    def lines(self, prefix: str, seen: int) -> Iterator[Line]:
-        t = LEARNING_THRESHOLD
-        yield line(f"{prefix}_learning_after_{seen}_learned_avg", self.learned, "phrases", seen)
-        yield line(
-            f"{prefix}_learning_after_{seen}_local_share_at_{t}_avg", self.share, "ratio", seen
-        )
-        yield line(
-            f"{prefix}_learning_after_{seen}_local_precision_avg", self.precision, "ratio", seen
-        )
-        if self.rest is not None:
-            n = self.rest.in_scope + self.rest.no_intent
-            yield line(f"{prefix}_learning_after_{seen}_rest_top1_avg", self.rest.top1, "ratio", n)
-            yield line(
-                f"{prefix}_learning_after_{seen}_rest_decided_at_{t}_avg",
-                self.rest.decided_share,
-                "ratio",
-                n,
-            )
-            yield line(
-                f"{prefix}_learning_after_{seen}_rest_precision_at_{t}_avg",
-                self.rest.decided_precision,
-                "ratio",
-                n,
-            )
 
 
 def _learning_lines(prefix: str, sid: str, p: Any) -> Iterator[Line]:
-    t = LEARNING_THRESHOLD
-    yield line(f"{prefix}_learning_after_{p.seen}_learned_{sid}", p.learned, "phrases", p.seen)
-    yield line(
-        f"{prefix}_learning_after_{p.seen}_local_share_at_{t}_{sid}", p.local_share, "ratio", p.seen
-    )
-    yield line(
-        f"{prefix}_learning_after_{p.seen}_local_precision_{sid}",
-        p.local_precision,
-        "ratio",
+    yield from _learning_point_lines(
+        prefix,
+        sid,
         p.seen,
+        learned=p.learned,
+        share=p.local_share,
+        precision=p.local_precision,
+        rests=[(p.rest, p.rest_without_learning)],
     )
-    if p.rest is not None:
-        n = p.rest.in_scope + p.rest.no_intent
-        yield line(f"{prefix}_learning_after_{p.seen}_rest_top1_{sid}", p.rest.top1, "ratio", n)
-        yield line(
-            f"{prefix}_learning_after_{p.seen}_rest_decided_at_{t}_{sid}",
-            p.rest.decided_share,
-            "ratio",
-            n,
-        )
-        yield line(
-            f"{prefix}_learning_after_{p.seen}_rest_precision_at_{t}_{sid}",
-            p.rest.decided_precision,
-            "ratio",
-            n,
-        )
+
+
+def _learning_point_lines(
+    prefix: str,
+    sid: str,
+    seen: int,
+    *,
+    learned: float,
+    share: float,
+    precision: float | None,
+    rests: Sequence[tuple[RoutingScore | None, RoutingScore | None]],
+) -> Iterator[Line]:
+    """One checkpoint of the learning simulation (a scenario's, or averaged): the stage
+    after learning on the messages not streamed yet, and the stage before any learning on
+    the same messages (``_without_learning``), so the two compare like with like."""
+    t = LEARNING_THRESHOLD
+    head = f"{prefix}_learning_after_{seen}"
+    yield line(f"{head}_learned_{sid}", learned, "phrases", seen)
+    yield line(f"{head}_local_share_at_{t}_{sid}", share, "ratio", seen)
+    yield line(f"{head}_local_precision_{sid}", precision, "ratio", seen)
+    for index, tail in ((0, ""), (1, "_without_learning")):
+        scores = [pair[index] for pair in rests if pair[index] is not None]
+        if not scores:
+            continue
+        rest = _avg([x for x in scores if x is not None])
+        n = rest.in_scope + rest.no_intent
+        yield line(f"{head}_rest_top1{tail}_{sid}", rest.top1, "ratio", n)
+        yield line(f"{head}_rest_decided_at_{t}{tail}_{sid}", rest.decided_share, "ratio", n)
+        yield line(f"{head}_rest_precision_at_{t}{tail}_{sid}", rest.decided_precision, "ratio", n)
 
 
 def _unavailable(name: str) -> Line | None:

@@ -152,6 +152,8 @@ class LearningPoint:
     local_share: float  # of the streamed messages, the share decided locally
     local_precision: float | None  # and how many of those were right
     rest: RoutingScore | None  # the current stage on the messages not streamed yet
+    # The stage before any learning on the same messages: what the learning bought.
+    rest_without_learning: RoutingScore | None = None
 
 
 def simulate_learning(
@@ -174,7 +176,7 @@ def simulate_learning(
     stream = list(cases)
     random.Random(seed).shuffle(stream)
     phrases: list[Phrase] = []
-    stage = train(())
+    stage = first = train(())
     pending = 0
     decided: list[bool] = []
     points: list[LearningPoint] = []
@@ -191,20 +193,22 @@ def simulate_learning(
             stage, pending = train(tuple(phrases)), 0
         if n in marks:
             rest = stream[n:]
+
+            def on_rest(s: LocalStage, rest: list[Case] = rest) -> RoutingScore | None:
+                if not rest:
+                    return None
+                return score_cases(
+                    s, rest, accept_threshold=accept_threshold, min_confidence=min_confidence
+                )
+
             points.append(
                 LearningPoint(
                     seen=n,
                     learned=len(phrases),
                     local_share=len(decided) / n,
                     local_precision=sum(decided) / len(decided) if decided else None,
-                    rest=score_cases(
-                        stage,
-                        rest,
-                        accept_threshold=accept_threshold,
-                        min_confidence=min_confidence,
-                    )
-                    if rest
-                    else None,
+                    rest=on_rest(stage),
+                    rest_without_learning=on_rest(first),
                 )
             )
     return points

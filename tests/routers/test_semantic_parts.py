@@ -268,6 +268,21 @@ def test_learning_simulation_learns_only_what_the_stage_did_not_decide() -> None
     assert points[-1].rest is not None and points[-1].rest.in_scope == 5
 
 
+def test_learning_simulation_scores_the_stage_before_learning_on_the_same_rest() -> None:
+    cases = [(f"m{i}", "a") for i in range(20)]
+
+    def train(phrases: Sequence[Phrase]) -> Scripted:
+        # Once taught anything, the stage knows every message; before, none of them.
+        return Scripted({t: ("a", 0.99) for t, _ in cases} if phrases else {})
+
+    (point,) = simulate_learning(
+        train, cases, accept_threshold=0.9, min_confidence=0.6, checkpoints=(5,)
+    )
+    assert point.rest is not None and point.rest_without_learning is not None
+    assert point.rest.in_scope == point.rest_without_learning.in_scope == 15
+    assert (point.rest.top1, point.rest_without_learning.top1) == (1.0, 0.0)
+
+
 def test_no_item_of_an_intent_holds_what_its_description_excludes() -> None:
     food = IntentOption(
         "comprar_racao",
