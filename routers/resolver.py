@@ -7,9 +7,9 @@ The decision, exactly as the spec orders it:
    classify anyway (that is how a change of subject is noticed). Another intent with
    confidence ≥ ``min_confidence`` → that intent's agent (``reclassified``); anything else
    → keep the conversation's agent (``sticky``, with the verdict's confidence). Two cues of
-   the message's own words refine it (``stickiness.moves_subject``): a follow-up that names
-   no subject ("quanto custa?") stays; one that opens with "outra coisa" / "aproveitando"
-   moves from a lower confidence.
+   the message's own words refine it (``stickiness.subject_move``): a follow-up that names
+   no subject ("quanto custa?") stays, and is not even classified (no verdict could move
+   it); one that opens with "outra coisa" / "aproveitando" moves from a lower confidence.
 3. No sticky agent: an intent with confidence ≥ ``min_confidence`` → its agent
    (``classified``).
 4. The classifier failed → the fallback agent (``classifier_failed``; generic without one).
@@ -37,7 +37,7 @@ from typing import Any, Literal
 from conversation.agents import AgentConfig
 from conversation.models import ChannelSession
 from routers.classification import CascadeResult
-from routers.classification.stickiness import subject_move
+from routers.classification.stickiness import NO_SUBJECT, keeps_subject_unread, subject_move
 from routers.loaders import LoadedRouter
 
 log = logging.getLogger(__name__)
@@ -175,6 +175,14 @@ class _Route:
                 if config is not None:
                     return self._result(config, "sticky", sticky_intent, None)
             return self._fallback("fallback")
+
+        if sticky_id is not None and keeps_subject_unread(signal):
+            # Rule 2 with its cue: no verdict can move this follow-up, so none is asked for
+            # (no encoder pass, no model call; nothing to learn from a text that means
+            # something only after the previous one).
+            config = self._agent(sticky_id)
+            if config is not None:
+                return self._result(config, "sticky", sticky_intent, None, NO_SUBJECT)
 
         verdict = self.verdict = self.deps.classify(router, signal)
         accepted = (

@@ -116,6 +116,12 @@ def subject_move(
     return rule_2, ""
 
 
+def keeps_subject_unread(text: str) -> bool:
+    """True when no verdict on ``text`` could move a conversation that has an agent: it names
+    no subject and opens none (``subject_move`` would say no, whatever the verdict)."""
+    return names_no_subject(text) and not opens_new_subject(text)
+
+
 def moves_subject(
     text: str,
     intent: str | None,

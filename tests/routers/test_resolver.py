@@ -221,7 +221,7 @@ def test_router_without_stickiness_classifies_every_turn():
 
 def test_sticky_turn_where_the_classifier_fails_keeps_the_agent():
     fake = Fake(verdict=cascade(None, 0.0, "failed"))
-    result = resolve_turn_agent(turn("e aí?", SUPORTE, "suporte"), fake.deps())
+    result = resolve_turn_agent(turn("e o boleto do mês?", SUPORTE, "suporte"), fake.deps())
     assert result.outcome == "sticky" and result.agent_id == SUPORTE
     assert result.error_code == "llm_timeout"
 
@@ -257,16 +257,24 @@ def test_trace_carries_ids_and_codes_never_the_text():
     assert "123.456" not in str(trace)
 
 
-def test_follow_up_that_names_no_subject_stays_with_the_sticky_agent():
-    # "quanto custa?" after a support question asks about the support case, however sure
-    # the verdict on the message alone is.
+def test_follow_up_that_names_no_subject_stays_with_the_sticky_agent_unclassified():
+    # "quanto custa?" after a support question asks about the support case, however sure a
+    # verdict on the message alone would be: so no verdict is asked for (no model call).
     fake = Fake(verdict=cascade("vendas", 0.99))
     result = resolve_turn_agent(turn("e quanto custa?", SUPORTE, "suporte"), fake.deps())
+    assert fake.classified == []
     assert result.outcome == "sticky"
     assert result.agent_id == SUPORTE
-    assert (result.intent_name, result.confidence) == ("suporte", 0.99)
+    assert (result.intent_name, result.confidence, result.stage) == ("suporte", None, "none")
     assert result.cue == "no_subject"
     assert result.trace()["cue"] == "no_subject"
+
+
+def test_a_follow_up_without_a_subject_is_classified_when_nothing_is_sticky():
+    fake = Fake(verdict=cascade("vendas", 0.95))
+    result = resolve_turn_agent(turn("e quanto custa?"), fake.deps())
+    assert fake.classified == ["e quanto custa?"]
+    assert (result.outcome, result.agent_id) == ("classified", VENDAS)
 
 
 def test_change_of_subject_phrase_moves_an_unsure_verdict():

@@ -207,6 +207,7 @@ def test_a_follow_up_that_names_no_subject_stays_and_an_opener_moves(
     assert follow_up.trace["route"]["outcome"] == "sticky"
     assert follow_up.trace["route"]["intent"] == "suporte"
     assert follow_up.trace["route"]["cue"] == "no_subject"
+    assert follow_up.trace["route"]["stage"] == "none"  # no verdict was asked for
     decision = RouterDecision.objects.get(turn=follow_up)
     assert (decision.outcome, decision.cue) == ("sticky", "no_subject")
 
