@@ -12,6 +12,7 @@ from routers.classification.stickiness import (
     NO_SUBJECT,
     OPENER,
     OPENER_MIN_CONFIDENCE,
+    keeps_subject_unread,
     moves_subject,
     names_no_subject,
     opens_new_subject,
@@ -141,3 +142,20 @@ def test_a_cue_is_named_only_where_it_overturned_rule_2(
     assert (cue == "") == (moved == rule_2)
     assert cue != NO_SUBJECT or (rule_2 and not moved)
     assert cue != OPENER or (moved and not rule_2)
+
+
+@given(
+    st.one_of(st.text(max_size=60), st.sampled_from(OPENED + WITH_SUBJECT + FOLLOW_UPS)),
+    st.sampled_from(["agendar", "precos", NONE_INTENT, None]),
+    st.floats(0.0, 1.0),
+    st.floats(0.0, 1.0),
+)
+def test_a_follow_up_left_unclassified_is_one_no_verdict_could_move(
+    text: str, intent: str | None, confidence: float, min_confidence: float
+) -> None:
+    # The resolver skips the classifier for these: that must never change a decision.
+    if keeps_subject_unread(text):
+        moved, _ = subject_move(
+            text, intent, confidence, sticky_intent="agendar", min_confidence=min_confidence
+        )
+        assert not moved
