@@ -239,10 +239,10 @@ def _learning_point_lines(
     yield line(f"{head}_local_share_at_{t}_{sid}", share, "ratio", seen)
     yield line(f"{head}_local_precision_{sid}", precision, "ratio", seen)
     for index, tail in ((0, ""), (1, "_without_learning")):
-        scores = [pair[index] for pair in rests if pair[index] is not None]
+        scores = [score for pair in rests if (score := pair[index]) is not None]
         if not scores:
             continue
-        rest = _avg([x for x in scores if x is not None])
+        rest = _avg(scores)
         n = rest.in_scope + rest.no_intent
         yield line(f"{head}_rest_top1{tail}_{sid}", rest.top1, "ratio", n)
         yield line(f"{head}_rest_decided_at_{t}{tail}_{sid}", rest.decided_share, "ratio", n)

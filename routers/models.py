@@ -24,6 +24,7 @@ from conversation.models import (
     choice_check,
     not_blank_check,
 )
+from routers.classification import stickiness
 
 DEFAULT_CLASSIFIER_MODEL = "claude-haiku-4-5"
 DEFAULT_STICKY = True
@@ -124,9 +125,10 @@ class DecisionStage(models.TextChoices):
 
 
 class SubjectCue(models.TextChoices):
+    # The values are the resolver's (routers.classification.stickiness), written as given.
     NONE = "", _("—")
-    NO_SUBJECT = "no_subject", _("Continuação sem assunto próprio")
-    OPENER = "opener", _("Abriu outro assunto")
+    NO_SUBJECT = stickiness.NO_SUBJECT, _("Continuação sem assunto próprio")
+    OPENER = stickiness.OPENER, _("Abriu outro assunto")
 
 
 class RouterDecision(TenantModel):

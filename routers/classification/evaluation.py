@@ -193,22 +193,22 @@ def simulate_learning(
             stage, pending = train(tuple(phrases)), 0
         if n in marks:
             rest = stream[n:]
-
-            def on_rest(s: LocalStage, rest: list[Case] = rest) -> RoutingScore | None:
-                if not rest:
-                    return None
-                return score_cases(
+            learned_rest, first_rest = (
+                score_cases(
                     s, rest, accept_threshold=accept_threshold, min_confidence=min_confidence
                 )
-
+                if rest
+                else None
+                for s in (stage, first)
+            )
             points.append(
                 LearningPoint(
                     seen=n,
                     learned=len(phrases),
                     local_share=len(decided) / n,
                     local_precision=sum(decided) / len(decided) if decided else None,
-                    rest=on_rest(stage),
-                    rest_without_learning=on_rest(first),
+                    rest=learned_rest,
+                    rest_without_learning=first_rest,
                 )
             )
     return points

@@ -81,13 +81,21 @@ def context_text(previous: str | None, message: str) -> str:
 
 def opens_new_subject(text: str) -> bool:
     """True when one of the change-of-subject phrases starts within the first words."""
-    head = f" {' '.join(normalize(text).split()[:_OPENER_WINDOW])} "
-    return any(f" {opener} " in head for opener in _OPENERS)
+    return _opens(normalize(text).split())
 
 
 def names_no_subject(text: str) -> bool:
     """True when every word of three letters or more is one of ``_NO_SUBJECT_WORDS``."""
-    return all(len(w) < 3 or w in _NO_SUBJECT_WORDS for w in normalize(text).split())
+    return _names_none(normalize(text).split())
+
+
+def _opens(words: list[str]) -> bool:
+    head = f" {' '.join(words[:_OPENER_WINDOW])} "
+    return any(f" {opener} " in head for opener in _OPENERS)
+
+
+def _names_none(words: list[str]) -> bool:
+    return all(len(w) < 3 or w in _NO_SUBJECT_WORDS for w in words)
 
 
 # Which cue decided against rule 2 alone (the router's decision log shows it).
@@ -108,10 +116,11 @@ def subject_move(
     if intent is None or intent in (NONE_INTENT, sticky_intent):
         return False, ""
     rule_2 = confidence >= min_confidence
-    if opens_new_subject(text):
+    words = normalize(text).split()
+    if _opens(words):
         moved = confidence >= min(min_confidence, OPENER_MIN_CONFIDENCE)
         return moved, OPENER if moved and not rule_2 else ""
-    if rule_2 and names_no_subject(text):
+    if rule_2 and _names_none(words):
         return False, NO_SUBJECT
     return rule_2, ""
 
@@ -119,7 +128,8 @@ def subject_move(
 def keeps_subject_unread(text: str) -> bool:
     """True when no verdict on ``text`` could move a conversation that has an agent: it names
     no subject and opens none (``subject_move`` would say no, whatever the verdict)."""
-    return names_no_subject(text) and not opens_new_subject(text)
+    words = normalize(text).split()
+    return _names_none(words) and not _opens(words)
 
 
 def moves_subject(

@@ -125,18 +125,28 @@ def test_a_router_stricter_than_the_opener_floor_is_not_loosened_above_it() -> N
     assert moves_subject(OPENED[0], "precos", 0.3, sticky_intent="agendar", min_confidence=0.25)
 
 
+# Verdicts for a conversation whose subject is "agendar": the same, another, none, nothing.
+VERDICT_INTENTS = st.sampled_from(["agendar", "precos", NONE_INTENT, None])
+
+
+def move_from_agendar(
+    text: str, intent: str | None, confidence: float, min_confidence: float
+) -> tuple[bool, str]:
+    return subject_move(
+        text, intent, confidence, sticky_intent="agendar", min_confidence=min_confidence
+    )
+
+
 @given(
     st.sampled_from(OPENED + WITH_SUBJECT + FOLLOW_UPS + NOT_OPENED),
-    st.sampled_from(["agendar", "precos", NONE_INTENT, None]),
+    VERDICT_INTENTS,
     st.floats(0.0, 1.0),
     st.floats(0.05, 0.95),
 )
 def test_a_cue_is_named_only_where_it_overturned_rule_2(
     text: str, intent: str | None, confidence: float, min_confidence: float
 ) -> None:
-    moved, cue = subject_move(
-        text, intent, confidence, sticky_intent="agendar", min_confidence=min_confidence
-    )
+    moved, cue = move_from_agendar(text, intent, confidence, min_confidence)
     rule_2 = intent not in (None, NONE_INTENT, "agendar") and confidence >= min_confidence
     assert cue in ("", NO_SUBJECT, OPENER)
     assert (cue == "") == (moved == rule_2)
@@ -146,7 +156,7 @@ def test_a_cue_is_named_only_where_it_overturned_rule_2(
 
 @given(
     st.one_of(st.text(max_size=60), st.sampled_from(OPENED + WITH_SUBJECT + FOLLOW_UPS)),
-    st.sampled_from(["agendar", "precos", NONE_INTENT, None]),
+    VERDICT_INTENTS,
     st.floats(0.0, 1.0),
     st.floats(0.0, 1.0),
 )
@@ -155,7 +165,5 @@ def test_a_follow_up_left_unclassified_is_one_no_verdict_could_move(
 ) -> None:
     # The resolver skips the classifier for these: that must never change a decision.
     if keeps_subject_unread(text):
-        moved, _ = subject_move(
-            text, intent, confidence, sticky_intent="agendar", min_confidence=min_confidence
-        )
+        moved, _ = move_from_agendar(text, intent, confidence, min_confidence)
         assert not moved
