@@ -246,6 +246,7 @@ HELDOUT_R48 = load_round_4("heldout_r48.json")
 # courier, small-business software and renovation); read once on detector 52 (local 0.962 /
 # 1.0, share 0.14, no promise out with no case); never tuned on.
 HELDOUT_R49 = load_round_4("heldout_r49.json")
+HELDOUT_R50 = load_round_4("heldout_r50.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -315,7 +316,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33, HELDOUT_R34]
     later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39, HELDOUT_R40]
     later_sets += [HELDOUT_R41, HELDOUT_R42, HELDOUT_R43, HELDOUT_R44, HELDOUT_R45, HELDOUT_R46]
-    later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49]
+    later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49, HELDOUT_R50]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -478,6 +479,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R48, 0.16),
         # r49: read once on detector 52 (0.14); never tuned on.
         (HELDOUT_R49, 0.15),
+        # r50: read once on detector 52 (0.14); never tuned on.
+        (HELDOUT_R50, 0.15),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
@@ -487,7 +490,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38", "heldout_r39"),
         *("heldout_r36", "heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43"),
         *("heldout_r44", "heldout_r45", "heldout_r46", "heldout_r47"),
-        *("heldout_r48", "heldout_r49"),
+        *("heldout_r48", "heldout_r49", "heldout_r50"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
