@@ -49,6 +49,7 @@ from routers.classification import encoder as encoder_module  # noqa: E402
 from routers.classification.evaluation import (  # noqa: E402
     RoutingScore,
     Scenario,
+    average,
     scenario_from_json,
     score_cases,
     score_switches,
@@ -109,6 +110,7 @@ def own_scenarios(split: str, path: Path = OWN) -> list[Scenario]:
 def _score_lines(prefix: str, sid: str, score: RoutingScore, threshold: float) -> Iterator[Line]:
     n_all = score.in_scope + score.no_intent
     yield line(f"{prefix}_top1_{sid}", score.top1, "ratio", score.in_scope)
+    yield line(f"{prefix}_routed_offline_{sid}", score.routed_offline, "ratio", score.in_scope)
     yield line(f"{prefix}_none_rejected_{sid}", score.none_rejected, "ratio", score.no_intent)
     yield line(
         f"{prefix}_decided_locally_at_{threshold}_{sid}", score.decided_share, "ratio", n_all
@@ -118,18 +120,6 @@ def _score_lines(prefix: str, sid: str, score: RoutingScore, threshold: float) -
         score.decided_precision,
         "ratio",
         round(score.decided_share * n_all),
-    )
-
-
-def _avg(scores: Sequence[RoutingScore]) -> RoutingScore:
-    precisions = [s.decided_precision for s in scores if s.decided_precision is not None]
-    return RoutingScore(
-        top1=statistics.fmean(s.top1 for s in scores),
-        none_rejected=statistics.fmean(s.none_rejected for s in scores),
-        decided_share=statistics.fmean(s.decided_share for s in scores),
-        decided_precision=statistics.fmean(precisions) if precisions else None,
-        in_scope=sum(s.in_scope for s in scores),
-        no_intent=sum(s.no_intent for s in scores),
     )
 
 
@@ -179,7 +169,7 @@ def bench_scenarios(prefix: str, scenarios: Sequence[Scenario], learning: bool) 
         sum(len(sc.cases) for sc in scenarios),
     )
     for threshold, scores in by_threshold.items():
-        lines = _score_lines(prefix, "avg", _avg(scores), threshold)
+        lines = _score_lines(prefix, "avg", average(scores), threshold)
         yield from (x for x in lines if threshold == ACCEPT_THRESHOLDS[0] or "decided" in x["name"])
     for use_context, sws in switches.items():
         rule = "in_context" if use_context else "alone"
@@ -242,7 +232,7 @@ def _learning_point_lines(
         scores = [score for pair in rests if (score := pair[index]) is not None]
         if not scores:
             continue
-        rest = _avg(scores)
+        rest = average(scores)
         n = rest.in_scope + rest.no_intent
         yield line(f"{head}_rest_top1{tail}_{sid}", rest.top1, "ratio", n)
         yield line(f"{head}_rest_decided_at_{t}{tail}_{sid}", rest.decided_share, "ratio", n)
@@ -291,7 +281,7 @@ def bench_routing_dev_lexical() -> Iterator[Line]:
         scores.append(
             score_cases(model, sc.cases, accept_threshold=0.85, min_confidence=MIN_CONFIDENCE)
         )
-    yield from _score_lines("routing_dev_lexical", "avg", _avg(scores), 0.85)
+    yield from _score_lines("routing_dev_lexical", "avg", average(scores), 0.85)
 
 
 # --- public sets through the semantic stage ---------------------------------------------

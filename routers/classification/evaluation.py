@@ -3,6 +3,9 @@
 The figures, as the routing issue defines them:
 
 * top-1: among messages that have an intent, the share whose local label is it;
+* routed offline: among the same messages, the share the resolver hands to the right agent
+  when no model stands behind the local stage: the right label at ``min_confidence`` or
+  above (a right label below it goes to the fallback, as spec Task 4 routes it);
 * none rejected: among messages that fit no intent, the share the router does not
   route to an intent (the label is ``none``, or the intent is below ``min_confidence``,
   which the resolver sends to the fallback);
@@ -19,6 +22,7 @@ Pure: a stage is anything with ``predict`` (``predict_many`` is used when presen
 from __future__ import annotations
 
 import random
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +82,22 @@ class RoutingScore:
     decided_precision: float | None  # None: nothing was decided locally
     in_scope: int
     no_intent: int
+    routed_offline: float = 0.0
+
+
+def average(scores: Sequence[RoutingScore]) -> RoutingScore:
+    """The scenarios' mean figures (the issue's targets are averages over scenarios); the
+    decided precision over the scenarios that decided anything."""
+    precisions = [s.decided_precision for s in scores if s.decided_precision is not None]
+    return RoutingScore(
+        top1=statistics.fmean(s.top1 for s in scores),
+        none_rejected=statistics.fmean(s.none_rejected for s in scores),
+        decided_share=statistics.fmean(s.decided_share for s in scores),
+        decided_precision=statistics.fmean(precisions) if precisions else None,
+        in_scope=sum(s.in_scope for s in scores),
+        no_intent=sum(s.no_intent for s in scores),
+        routed_offline=statistics.fmean(s.routed_offline for s in scores),
+    )
 
 
 def score_cases(
@@ -89,6 +109,7 @@ def score_cases(
 ) -> RoutingScore:
     predictions = predict_all(stage, [t for t, _ in cases])
     hits: list[bool] = []
+    routed: list[bool] = []
     rejected: list[bool] = []
     decided: list[bool] = []
     for (_, gold), p in zip(cases, predictions, strict=True):
@@ -97,6 +118,7 @@ def score_cases(
             rejected.append(label == NONE_INTENT or p.confidence < min_confidence)
         else:
             hits.append(label == gold)
+            routed.append(label == gold and p.confidence >= min_confidence)
         if p.confidence >= accept_threshold:
             decided.append(label == (gold or NONE_INTENT))
     return RoutingScore(
@@ -106,6 +128,7 @@ def score_cases(
         decided_precision=sum(decided) / len(decided) if decided else None,
         in_scope=len(hits),
         no_intent=len(rejected),
+        routed_offline=sum(routed) / len(routed) if routed else 0.0,
     )
 
 

@@ -11,7 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conversation.llm.local_classifier import LocalPrediction
-from routers.classification.evaluation import score_cases, score_switches, simulate_learning
+from routers.classification.evaluation import (
+    average,
+    score_cases,
+    score_switches,
+    simulate_learning,
+)
 from routers.classification.phrase import Phrase, phrases_from_pairs
 from routers.classification.preprocess import (
     covered_part,
@@ -227,16 +232,32 @@ class Scripted:
 
 def test_score_cases_counts_top1_rejection_and_local_decisions() -> None:
     stage = Scripted(
-        {"a1": ("a", 0.95), "a2": ("b", 0.5), "n1": (NONE_INTENT, 0.99), "n2": ("a", 0.4)}
+        {
+            **{"a1": ("a", 0.95), "a2": ("b", 0.5), "a3": ("a", 0.5), "a4": ("a", 0.7)},
+            **{"n1": (NONE_INTENT, 0.99), "n2": ("a", 0.4)},
+        }
     )
     score = score_cases(
         stage,
-        [("a1", "a"), ("a2", "a"), ("n1", None), ("n2", None)],
+        [("a1", "a"), ("a2", "a"), ("a3", "a"), ("a4", "a"), ("n1", None), ("n2", None)],
         accept_threshold=0.9,
         min_confidence=0.6,
     )
-    assert (score.top1, score.none_rejected, score.decided_share) == (0.5, 1.0, 0.5)
+    assert (score.top1, score.none_rejected, score.decided_share) == (0.75, 1.0, 2 / 6)
     assert score.decided_precision == 1.0
+    # "a3" has the right label below min_confidence: the resolver sends it to the fallback.
+    assert score.routed_offline == 0.5
+
+
+def test_average_takes_the_decided_precision_over_the_scenarios_that_decided() -> None:
+    stage = Scripted({"a1": ("a", 0.95), "a2": ("a", 0.5), "b1": ("b", 0.3)})
+    decided = score_cases(
+        stage, [("a1", "a"), ("a2", "a")], accept_threshold=0.9, min_confidence=0.6
+    )
+    undecided = score_cases(stage, [("b1", "b")], accept_threshold=0.9, min_confidence=0.6)
+    mean = average([decided, undecided])
+    assert mean.decided_precision == 1.0  # the undecided scenario has no precision to average
+    assert (mean.top1, mean.routed_offline, mean.in_scope) == (1.0, 0.25, 3)
 
 
 def test_score_switches_counts_moves_and_stays() -> None:

@@ -20,6 +20,7 @@ from routers.classification.encoder import CachingEncoder
 from routers.classification.evaluation import (
     RoutingScore,
     Scenario,
+    average,
     predict_all,
     scenario_from_json,
     score_cases,
@@ -77,15 +78,7 @@ def averaged(
         scores.append(
             score_cases(head, sc.cases, accept_threshold=ACCEPT, min_confidence=MIN_CONFIDENCE)
         )
-    precisions = [s.decided_precision for s in scores if s.decided_precision is not None]
-    return RoutingScore(
-        top1=statistics.fmean(s.top1 for s in scores),
-        none_rejected=statistics.fmean(s.none_rejected for s in scores),
-        decided_share=statistics.fmean(s.decided_share for s in scores),
-        decided_precision=statistics.fmean(precisions),
-        in_scope=sum(s.in_scope for s in scores),
-        no_intent=sum(s.no_intent for s in scores),
-    )
+    return average(scores)
 
 
 def test_held_out_accuracy_from_three_examples_per_intent(encoder: CachingEncoder) -> None:
