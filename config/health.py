@@ -2,8 +2,10 @@
 
 - ``/health/live/`` — the process answers (no I/O): restart it when this fails.
 - ``/health/ready/`` — the process can do its job: the database answers a query, the cache
-  stores and returns a value, and (when a broker is configured) the broker accepts a
-  connection. Take the instance out of rotation while this answers 503.
+  stores and returns a value, (when a broker is configured) the broker accepts a
+  connection, and the pages' static files resolve (in production the manifest storage
+  answers 500 on every page of a process started without ``collectstatic``). Take the
+  instance out of rotation while this answers 503.
 
 Why not django-health-check: its Celery check sends a task and waits for a worker to run it,
 which ties the web tier's readiness to the workers' — a busy turns queue would take every
@@ -19,6 +21,7 @@ import uuid
 from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -53,10 +56,21 @@ def _broker() -> None:
         conn.ensure_connection(max_retries=1, timeout=BROKER_TIMEOUT_S)
 
 
+# The stylesheet every page links (templates/base.html): if it resolves, the pages can render.
+PAGE_STYLESHEET = "css/app.css"
+
+
+def _static_files() -> None:
+    # With production's manifest storage a file missing from the manifest raises, and
+    # every page with it; elsewhere the storage resolves any name.
+    staticfiles_storage.url(PAGE_STYLESHEET)
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "database": _database,
     "cache": _cache,
     "broker": _broker,
+    "static": _static_files,
 }
 
 

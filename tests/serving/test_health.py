@@ -21,7 +21,7 @@ def test_readiness_reports_each_check_when_all_answer(client: Client) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
-    assert set(body["checks"]) == {"database", "cache", "broker"}
+    assert set(body["checks"]) == {"database", "cache", "broker", "static"}
     assert all(check["ok"] for check in body["checks"].values())
 
 
@@ -52,3 +52,21 @@ def test_readiness_is_503_when_the_configured_broker_is_unreachable(
     response = client.get("/health/ready/")
     assert response.status_code == 503
     assert response.json()["checks"]["broker"]["ok"] is False
+
+
+@pytest.mark.django_db
+def test_readiness_is_503_when_production_static_files_were_never_collected(
+    client: Client, settings: Any, tmp_path: Any
+) -> None:
+    # Production's manifest storage over an empty STATIC_ROOT: a process started without
+    # ``collectstatic``, whose pages would all answer 500.
+    settings.STATIC_ROOT = tmp_path
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
+    response = client.get("/health/ready/")
+    assert response.status_code == 503
+    checks = response.json()["checks"]
+    assert checks["static"]["ok"] is False
+    assert checks["database"]["ok"] is True
