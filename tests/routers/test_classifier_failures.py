@@ -85,12 +85,12 @@ def test_llm_classification_routes_and_is_recorded_in_the_ledger(
 def test_router_classifier_model_comes_from_its_config(
     claude, routed, django_capture_on_commit_callbacks
 ):
-    routed["router"].config = {**routed["router"].config, "classifier_model": "claude-sonnet-4-5"}
+    routed["router"].config = {**routed["router"].config, "classifier_model": "claude-sonnet-5"}
     routed["router"].save()
     claude.enqueue_json(200, classifier_tool_use("suporte", 0.9))
     say(routed["channel"], UNSURE, django_capture_on_commit_callbacks)
-    assert claude.requests[0].json["model"] == "claude-sonnet-4-5"
-    assert LlmCall.objects.get(purpose="intent_router").model == "claude-sonnet-4-5"
+    assert claude.requests[0].json["model"] == "claude-sonnet-5"
+    assert LlmCall.objects.get(purpose="intent_router").model == "claude-sonnet-5"
 
 
 @pytest.mark.parametrize(
