@@ -82,7 +82,7 @@ class RoutingScore:
     decided_precision: float | None  # None: nothing was decided locally
     in_scope: int
     no_intent: int
-    routed_offline: float = 0.0
+    routed_offline: float
 
 
 def average(scores: Sequence[RoutingScore]) -> RoutingScore:

@@ -246,6 +246,10 @@ HELDOUT_R48 = load_round_4("heldout_r48.json")
 # courier, small-business software and renovation); read once on detector 52 (local 0.962 /
 # 1.0, share 0.14, no promise out with no case); never tuned on.
 HELDOUT_R49 = load_round_4("heldout_r49.json")
+# r50: round 25's blind set from the policy only (a clinic, a fintech, an insurance broker, a
+# car repair shop, a real-estate agency, a travel agency, a restaurant and a utility); read
+# once on detector 52 (local 0.98 / 0.98, share 0.14, one promise out with the check off,
+# none with it on); never tuned on.
 HELDOUT_R50 = load_round_4("heldout_r50.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (

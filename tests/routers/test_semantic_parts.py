@@ -233,8 +233,12 @@ class Scripted:
 def test_score_cases_counts_top1_rejection_and_local_decisions() -> None:
     stage = Scripted(
         {
-            **{"a1": ("a", 0.95), "a2": ("b", 0.5), "a3": ("a", 0.5), "a4": ("a", 0.7)},
-            **{"n1": (NONE_INTENT, 0.99), "n2": ("a", 0.4)},
+            "a1": ("a", 0.95),
+            "a2": ("b", 0.5),
+            "a3": ("a", 0.5),
+            "a4": ("a", 0.7),
+            "n1": (NONE_INTENT, 0.99),
+            "n2": ("a", 0.4),
         }
     )
     score = score_cases(
