@@ -42,12 +42,7 @@ from conversation.runtime_adapters.invoices import InvoiceError, demo_invoice_sa
 class ChannelSessionForm(forms.ModelForm):
     # Declared for its scheme: an address typed without one is https, as on the channel
     # pages (the model field's form field would still assume http until Django 6).
-    api_base_url = forms.URLField(
-        label=ChannelSession._meta.get_field("api_base_url").verbose_name,
-        max_length=200,
-        required=False,
-        assume_scheme="https",
-    )
+    api_base_url = ChannelSession._meta.get_field("api_base_url").formfield(assume_scheme="https")
 
     class Meta:
         model = ChannelSession

@@ -176,7 +176,7 @@ class LearningPoint:
     local_precision: float | None  # and how many of those were right
     rest: RoutingScore | None  # the current stage on the messages not streamed yet
     # The stage before any learning on the same messages: what the learning bought.
-    rest_without_learning: RoutingScore | None = None
+    rest_without_learning: RoutingScore | None
 
 
 def simulate_learning(
