@@ -251,6 +251,11 @@ HELDOUT_R49 = load_round_4("heldout_r49.json")
 # once on detector 52 (local 0.98 / 0.98, share 0.14, one promise out with the check off,
 # none with it on); never tuned on.
 HELDOUT_R50 = load_round_4("heldout_r50.json")
+# r51: round 26's blind set from the policy only (a dental clinic chain, pest control, a
+# laundry, a moving company, a funeral plan, a coworking space, an electronics marketplace
+# seller and a veterinary hospital); read once on detector 52 (local 0.98 / 0.98, share 0.07,
+# one promise out with the check off, none with it on); never tuned on.
+HELDOUT_R51 = load_round_4("heldout_r51.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -320,7 +325,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets += [HELDOUT_R29, HELDOUT_R30, HELDOUT_R31, HELDOUT_R32, HELDOUT_R33, HELDOUT_R34]
     later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39, HELDOUT_R40]
     later_sets += [HELDOUT_R41, HELDOUT_R42, HELDOUT_R43, HELDOUT_R44, HELDOUT_R45, HELDOUT_R46]
-    later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49, HELDOUT_R50]
+    later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49, HELDOUT_R50, HELDOUT_R51]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -485,6 +490,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R49, 0.15),
         # r50: read once on detector 52 (0.14); never tuned on.
         (HELDOUT_R50, 0.15),
+        # r51: read once on detector 52 (0.07); never tuned on.
+        (HELDOUT_R51, 0.08),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
@@ -494,7 +501,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38", "heldout_r39"),
         *("heldout_r36", "heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43"),
         *("heldout_r44", "heldout_r45", "heldout_r46", "heldout_r47"),
-        *("heldout_r48", "heldout_r49", "heldout_r50"),
+        *("heldout_r48", "heldout_r49", "heldout_r50", "heldout_r51"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
