@@ -33,6 +33,10 @@ TRADE_PERSON = (
 # anyone named by a trade.
 CHECK_TARGET = rf"(?:{HUM_ALL}|{NOT_AFTER_DE}{DET}{TRADE_PERSON})"
 
+# Trades whose word is as often a thing or a role in a document ("o coletor de urina", "o
+# guia do curso"): people only when they do what only a person does (round 26).
+TRADES_ALSO_THINGS = ("coletor", "coletores", "guia", "monitor", "monitora", "monitores")
+
 # The trades a service business sends to the customer (``promise_rules_dispatch``: "o
 # vidraceiro passa amanhã", "a recreadora chega às 14h").
 TRADES_SENT = (

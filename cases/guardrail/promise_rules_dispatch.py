@@ -25,7 +25,7 @@ from .lexicon import (
     WORD_END,
     alt,
 )
-from .lexicon_people import TRADES_SENT
+from .lexicon_people import TRADES_ALSO_THINGS, TRADES_SENT
 from .promise_names import NAME_MARK
 from .promise_rule_types import Branch, Rule
 from .promise_words import not_after
@@ -131,6 +131,12 @@ _TRADE_ACTS = alt(
 )
 _NOT_A_CONDITION = (
     NOT_AFTER_DE + not_after(("se", "caso"), ("o", "a", "os", "as")) + r"(?<!\bse\s)(?<!\bcaso\s)"
+)
+
+# A standing range of days or hours in the rest of the clause: the business's opening hours.
+_NOT_OPENING_HOURS = (
+    r"(?![^.!?;\n]*?(?<![a-z0-9])(?:de\s+(?:segunda|terca|quarta|quinta)(?:\s*-?\s*feira)?\s+a"
+    r"|das\s+[0-9]{1,2}(?:\s*h|:[0-9]{2})[0-9]*\s+(?:as|a)\s+[0-9]))"
 )
 
 # The people of the business as subjects of these rules.
@@ -277,6 +283,15 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 # vem amanhã, ...").
                 before=_NOT_A_CONDITION,
             ),
+            # Round 26: a word as often a thing as a person ("o coletor", "o guia", "a
+            # monitora") is someone when it does what only a person does, at a time ahead:
+            # "o coletor passa amanhã às 8h" (not "o coletor chega amanhã", a kit).
+            Branch(
+                TRADES_ALSO_THINGS,
+                r"\s+(?:passa|passam|passa\s+ai|vem\s+ai|vai\s+ai|visita|(?:te|lhe)\s+busca)"
+                + rf"{WORD_END}{_NOT_FROM}{_WHEN}",
+                before=_NOT_A_CONDITION,
+            ),
             # Rules 22. "o caminhão baú chega aí por volta das 8h", "o guincho já saiu da base
             # e chega em uns 40 min": a vehicle sent to the customer carries a driver of the
             # business (not a carrier's, an app's or the city's).
@@ -328,7 +343,9 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 # "O nosso motorista, o Paulão, pega a senhora às 5h40".
                 + rf"{_NAMED}(?:\s+[a-z]+){{0,2}}?"
                 + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}"
-                # A clock time, not "em até 30 minutos" alone (a service level).
+                # A clock time, not "em até 30 minutos" alone (a service level), nor opening
+                # hours ("nosso suporte responde de segunda a sexta, das 9h às 18h"; round 26).
+                + _NOT_OPENING_HOURS
                 + rf"(?={_later_in_clause(_CLOCK_AT)})",
                 before=_NOT_A_CONDITION,
             ),

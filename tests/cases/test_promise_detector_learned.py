@@ -256,6 +256,10 @@ HELDOUT_R50 = load_round_4("heldout_r50.json")
 # seller and a veterinary hospital); read once on detector 52 (local 0.98 / 0.98, share 0.07,
 # one promise out with the check off, none with it on); never tuned on.
 HELDOUT_R51 = load_round_4("heldout_r51.json")
+# Round 26's tuning probes (read freely; detector 53 came from them): the dev set's kinds of
+# promise and of near miss, from the policy only.
+PROBE_R26A = load_round_4("probe_r26a.json")
+PROBE_R26B = load_round_4("probe_r26b.json")
 TRAINING = [(row.text, row.promise) for row in load_corpus()]
 EVERY_LABELLED = (
     HELDOUT + DEV + HELDOUT_R3 + HELDOUT_R4 + HELDOUT_R5 + HELDOUT_R6 + HELDOUT_R6B + TRAINING
@@ -492,6 +496,9 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R50, 0.15),
         # r51: read once on detector 52 (0.07); never tuned on.
         (HELDOUT_R51, 0.08),
+        # Round 26's probes: 0.092 and 0.075 on detector 52, 0.10 and 0.075 on 53 (seen).
+        (PROBE_R26A, 0.11),
+        (PROBE_R26B, 0.09),
     ],
     ids=[
         *("heldout_r11", "heldout_r11b", "heldout_r12", "heldout_r13", "heldout_r14"),
@@ -502,6 +509,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r36", "heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43"),
         *("heldout_r44", "heldout_r45", "heldout_r46", "heldout_r47"),
         *("heldout_r48", "heldout_r49", "heldout_r50", "heldout_r51"),
+        *("probe_r26a", "probe_r26b"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
