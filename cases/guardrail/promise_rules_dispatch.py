@@ -135,8 +135,7 @@ _NOT_A_CONDITION = (
 
 # A standing range of days or hours in the rest of the clause: the business's opening hours.
 _NOT_OPENING_HOURS = (
-    r"(?![^.!?;\n]*?(?<![a-z0-9])(?:de\s+(?:segunda|terca|quarta|quinta)(?:\s*-?\s*feira)?\s+a"
-    r"|das\s+[0-9]{1,2}(?:\s*h|:[0-9]{2})[0-9]*\s+(?:as|a)\s+[0-9]))"
+    rf"(?![^.!?;\n]*?(?<![a-z0-9])(?:de\s+{_WEEKDAY}\s+a|das\s+{_CLOCK}\s+(?:as|a)\s+[0-9]))"
 )
 
 # The people of the business as subjects of these rules.
