@@ -233,16 +233,6 @@ ACTION_GER = alt(
         *ON_THE_WAY_WORDS,
     )
 )
-# Trades that come to the customer's door, as subjects of "on the way" only ("o chaveiro tá a
-# caminho", "os rapazes da mudança estão indo aí"; session 14): as subjects of any action
-# they would make past deliveries and habits promises, so elsewhere the learned stage reads
-# them (``PEOPLE_EXTRA``).
-FIELD_STAFF_LEADS: tuple[str, ...] = (
-    *("motoboy", "motoboys", "motorista", "motoristas", "entregador", "entregadora"),
-    *("entregadores", "entregadoras", "instalador", "instaladora", "instaladores", "montador"),
-    *("montadores", "eletricista", "eletricistas", "encanador", "encanadores", "chaveiro"),
-    *("rapaz", "rapazes", "menino", "meninos", "moco", "mocos", "vistoriador", "mecanico"),
-)
 ON_THE_WAY = alt(ON_THE_WAY_WORDS)
 SYNTH_STEMS = (
     *("retornar", "ligar", "analisar", "resolver", "verificar", "avaliar", "chamar", "contatar"),
@@ -416,35 +406,4 @@ NAMES: frozenset[str] = frozenset(
         # promise_names.NAME_MARK: an unknown name read from its capitals.
         *("fulano", "fulana"),
     )
-)
-
-# People and teams the learned stage's features read as ``HUM`` besides the rules' nouns
-# (``promise_features.PEOPLE``).
-PEOPLE_EXTRA = (
-    *("pessoal", "galera", "meninos", "meninas", "rapaz", "moca", "motoboy", "motorista"),
-    *("menino", "menina", "moco"),
-    *("entregador", "entregadores", "montador", "montadores", "instalador", "encarregado"),
-    *("instrutor", "instrutora", "professor", "professora", "coordenador", "coordenadora"),
-    *("nutricionista", "veterinaria", "veterinario", "sindico", "sindica", "designer"),
-    *("perito", "vistoriador", "despachante", "enfermeira", "enfermeiro", "farmaceutico"),
-    *("farmaceutica", "fisioterapeuta", "psicologa", "psicologo", "mecanico", "eletricista"),
-    *("encanador", "zelador", "porteiro", "portaria", "garcom", "chef"),
-    *("pintor", "pedreiro", "marceneiro", "jardineiro", "faxineira", "diarista", "cozinheiro"),
-    *("cabeleireira", "cabeleireiro", "barbeiro", "fotografo", "fotografa", "tatuador"),
-    # Not "compras", "vendas", "cadastro", "contratos", "pagamentos", "estoque", "mesa", "nivel":
-    # as often what the customer bought or signed ("das suas compras") as a department, and
-    # the department is named by the team noun before them ("o setor de compras").
-    *("expedicao", "almoxarifado", "provisionamento", "implantacao", "onboarding"),
-    *("plantonista", "assistencia", "gerencia", "coordenacao", "secretaria"),
-    *("team", "staff", "department", "manager", "supervisor", "specialist", "specialists"),
-    *("technician", "technicians", "agent", "agents", "representative", "colleague"),
-    *("engineers", "engineering", "accounts", "finance", "billing", "support", "warehouse"),
-    *("kitchen", "nurse", "doctor", "driver", "courier", "lawyer", "office", "desk"),
-    *("accountant", "adjuster", "rep", "crew", "installer", "dentist", "contador", "contadora"),
-    *("administradora", "despachante", "costureira", "arquiteto", "arquiteta", "engenheiro"),
-    # The trades that come to the customer's door, plural and feminine forms too (session 14:
-    # "os rapazes da mudança já saíram... e chegam aí"); every word in -ista ("a florista") is
-    # a person by its ending (``promise_features``).
-    *FIELD_STAFF_LEADS,
-    *("mocas", "manicure", "manicures", "confeiteira", "confeiteiro"),
 )

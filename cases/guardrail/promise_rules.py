@@ -38,7 +38,6 @@ from .lexicon import (
     CHECK_PRESENT_LEADS,
     CLITIC_VERBS,
     CORE,
-    FIELD_STAFF_LEADS,
     FUT_AUX,
     FUT_AUX_WORDS,
     FWD_FINITE_LEADS,
@@ -77,7 +76,7 @@ from .lexicon import (
     gap,
     ralt,
 )
-from .lexicon_people import CHECK_TARGET
+from .lexicon_people import CHECK_TARGET, FIELD_STAFF_LEADS
 from .promise_rule_types import Branch, Rule, first_token, first_tokens, tail
 from .promise_rules_dispatch import DISPATCH_RULES
 from .promise_rules_en import EN_RULES

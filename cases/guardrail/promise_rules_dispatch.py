@@ -13,19 +13,17 @@ import re
 
 from .lexicon import (
     ACTION_INF,
-    FIELD_STAFF_LEADS,
     FUT_AUX,
     NAMES,
     NOT_A_CARRIERS,
     NOT_AFTER_DE,
     OUTSIDE_COURIERS,
-    PEOPLE_EXTRA,
     SUBJ_GAP,
     SUBJECT_LEADS,
     WORD_END,
     alt,
 )
-from .lexicon_people import TRADES_ALSO_THINGS, TRADES_SENT
+from .lexicon_people import FIELD_STAFF_LEADS, PEOPLE_EXTRA, TRADES_ALSO_THINGS, TRADES_SENT
 from .promise_names import NAME_MARK
 from .promise_rule_types import Branch, Rule
 from .promise_words import not_after
@@ -242,11 +240,14 @@ DISPATCH_RULES: tuple[Rule, ...] = (
             ),
             # A bus company's own bus (round 23): "sua mala vai no próximo ônibus da nossa
             # linha". A bus is most often the city's or the customer's ride, so only with
-            # "nosso"/"da nossa" and never with the customer as the traveller.
+            # "nosso"/"da nossa" and never with the customer as the traveller. So a vehicle
+            # named by whose it is (round 27): "sai sábado no carro da loja", not a question.
             Branch(
                 ("vai", "vao", "sai", "saem", "segue", "seguem", "embarca", "embarcam"),
                 r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|num|em\s+um)\s+"
-                r"(?:nosso\s+(?:proximo\s+)?onibus|(?:proximo\s+)?onibus\s+(?:da\s+nossa|nosso))"
+                r"(?:nosso\s+(?:proximo\s+)?onibus|(?:proximo\s+)?onibus\s+(?:da\s+nossa|nosso)"
+                + rf"|{_FLEET}\s+da\s+(?:loja|empresa){WORD_END}"
+                + rf"(?!\s+(?:parceir|d[aoe]s?\s)){_NOT_ASKED})"
                 + WORD_END,
                 before=r"(?<!voce\s)(?<!senhor\s)(?<!senhora\s)(?<!voces\s)",
             ),

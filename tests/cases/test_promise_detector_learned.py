@@ -256,6 +256,17 @@ HELDOUT_R50 = load_round_4("heldout_r50.json")
 # seller and a veterinary hospital); read once on detector 52 (local 0.98 / 0.98, share 0.07,
 # one promise out with the check off, none with it on); never tuned on.
 HELDOUT_R51 = load_round_4("heldout_r51.json")
+# r52: round 26's last blind set from the policy only (home care, a parking operator, alarm
+# monitoring, a bridal shop, a car-audio installer, a school bus, a hearing-aid clinic and scrap
+# collection), reserved unread for round 27; read once on detector 53 (local 1.0 / 0.94, share
+# 0.12, three promises out with the check off, one with it on: a security agent "a caminho");
+# detector 54 came from it (seen).
+HELDOUT_R52 = load_round_4("heldout_r52.json")
+# r53: round 27's blind set from the policy only (sofa cleaning, dumpster rental, a craft
+# brewery, an aquarium store, a drywall contractor, drone filming, a photography studio and a
+# dog walker); read once on detector 54 (local 0.98 / 0.98, share 0.10, one promise out with
+# the check off, none with it on); never tuned on.
+HELDOUT_R53 = load_round_4("heldout_r53.json")
 # Round 26's tuning probes (read freely; detector 53 came from them): the dev set's kinds of
 # promise and of near miss, from the policy only.
 PROBE_R26A = load_round_4("probe_r26a.json")
@@ -330,6 +341,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39, HELDOUT_R40]
     later_sets += [HELDOUT_R41, HELDOUT_R42, HELDOUT_R43, HELDOUT_R44, HELDOUT_R45, HELDOUT_R46]
     later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49, HELDOUT_R50, HELDOUT_R51]
+    later_sets += [HELDOUT_R52, HELDOUT_R53]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -496,6 +508,10 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R50, 0.15),
         # r51: read once on detector 52 (0.07); never tuned on.
         (HELDOUT_R51, 0.08),
+        # r52: read once on detector 53 (0.12), 0.11 on 54 (seen).
+        (HELDOUT_R52, 0.13),
+        # r53: read once on detector 54 (0.10); never tuned on.
+        (HELDOUT_R53, 0.11),
         # Round 26's probes: 0.092 and 0.075 on detector 52, 0.10 and 0.075 on 53 (seen).
         (PROBE_R26A, 0.11),
         (PROBE_R26B, 0.09),
@@ -508,8 +524,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r34", "heldout_r35", "heldout_r37", "heldout_r38", "heldout_r39"),
         *("heldout_r36", "heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43"),
         *("heldout_r44", "heldout_r45", "heldout_r46", "heldout_r47"),
-        *("heldout_r48", "heldout_r49", "heldout_r50", "heldout_r51"),
-        *("probe_r26a", "probe_r26b"),
+        *("heldout_r48", "heldout_r49", "heldout_r50", "heldout_r51", "heldout_r52"),
+        *("heldout_r53", "probe_r26a", "probe_r26b"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
