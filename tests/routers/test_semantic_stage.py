@@ -344,6 +344,10 @@ HELD_OUT_FLOORS = {
     # start of round 26, read once on the round-24 router: top-1 0.64, none rejected 0.85,
     # decided 0.26 at precision 0.85 (the calibration is over-confident on such messages)
     "own_scenarios_r31.json": (0.59, 0.8, 0.21, 0.8),
+    # alarm monitoring, home care, parking, formal-wear rental in the same demanding style;
+    # written blind at the end of round 26 and reserved unread, read once on the round-24
+    # router: top-1 0.63, none rejected 0.93, decided 0.21 at precision 0.86
+    "own_scenarios_r32.json": (0.58, 0.87, 0.16, 0.79),
 }
 
 
@@ -385,12 +389,12 @@ def test_the_subject_cues_keep_follow_ups_and_lose_no_switch_on_the_later_sets(
                     now = p.label if switch else first
                     (moved if gold != first else kept).append(now == gold)
     rate = {cues: [sum(x) / len(x) for x in pair] for cues, pair in outcomes.items()}
-    # measured (500 switches, 336 follow-ups, round 26): rule 2 moved 0.822 kept 0.810, with
-    # the cues 0.850 / 0.839. Without r31's demanding pairs 0.873 / 0.851 with the cues; r31
-    # alone 0.683 / 0.75 with the cues, 0.633 / 0.70 without.
+    # measured (560 switches, 376 follow-ups, round 27): rule 2 moved 0.802 kept 0.803, with
+    # the cues 0.827 / 0.830. Without the demanding r31 and r32 0.873 / 0.851 with the cues;
+    # r31 alone 0.683 / 0.75 with the cues, 0.633 / 0.70 without; r32 alone 0.633 / 0.75.
     assert rate[True][0] >= rate[False][0] + 0.02
     assert rate[True][1] >= rate[False][1] + 0.02
-    assert rate[True][0] >= 0.84 and rate[True][1] >= 0.83
+    assert rate[True][0] >= 0.81 and rate[True][1] >= 0.81, rate
 
 
 def test_an_intent_borrows_the_phrases_of_the_archetype_it_clearly_is(
