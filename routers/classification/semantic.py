@@ -172,7 +172,8 @@ class SemanticHead:
         expanded = [expand_spelling(t) for t in texts]
         scores, semantic, lexical = self._scorer.parts(self._encoder.encode(expanded), texts)
         none_index = len(self.labels)
-        confidence = sigmoid(label_features(scores, none_index) @ self.calibration)
+        shared_words = self._scorer.words.counts(texts)
+        confidence = sigmoid(label_features(scores, none_index, shared_words) @ self.calibration)
         choice = scores.argmax(axis=1)
         names = (*self.labels, NONE_INTENT)
         out = [

@@ -3,8 +3,10 @@ cross-fitted points a router's calibration is fitted on (for the first stage and
 second encoder's re-rank). The scoring is in ``semantic_scoring.py``; the head that uses
 both in ``semantic.py``.
 
-The first stage's confidence is ``sigmoid(w · [1, top, margin, is_none])``: ``top`` the
-winning score, ``margin`` its lead over the runner-up. ``w`` starts from a prior fitted on
+The first stage's confidence is ``sigmoid(w · [1, top, margin, is_none, word_margin])``:
+``top`` the winning score, ``margin`` its lead over the runner-up, ``word_margin`` the content
+words the message shares with the winning intent's admin texts minus the best other intent's
+(``word_overlap``). ``w`` starts from a prior fitted on
 the own scenarios' tuning part and is refitted per router on cross-fitted predictions of
 the router's own items (its labelled phrases, its examples, the anchors), shrunk toward
 the prior; the fewer phrases a router has, the closer it stays to the prior.
@@ -28,11 +30,12 @@ import numpy as np
 from .archetypes import ArchetypeItems
 from .semantic_scoring import ANCHOR, EXAMPLE, FIXED, PHRASE, HeadConfig, Item, Scorer
 from .types import IntentOption
+from .word_overlap import overlap_margin
 
-# Typical spread of each calibration feature ([1, top, margin, is_none]) on the own
+# Typical spread of each calibration feature ([1, top, margin, is_none, word_margin]) on the own
 # scenarios' tuning part. The prior's pull on a weight is scaled by it, so that moving
 # any weight by one unit of "logit per typical change of its feature" costs the same.
-FEATURE_SCALES = (1.0, 0.15, 0.13, 0.38)
+FEATURE_SCALES = (1.0, 0.15, 0.13, 0.38, 0.84)
 # The same for the re-rank features ([1, top, margin, agrees]) on the messages re-ranked.
 RERANK_FEATURE_SCALES = (1.0, 0.53, 0.85, 0.40)
 
@@ -46,14 +49,17 @@ def rerank_features(fused: np.ndarray, first_choice: np.ndarray) -> np.ndarray:
     return np.stack([np.ones(len(fused)), ranked[:, 0], margin, agrees], axis=1)
 
 
-def label_features(scores: np.ndarray, none_index: int) -> np.ndarray:
-    """[1, top, margin, is_none] per row."""
+def label_features(scores: np.ndarray, none_index: int, shared_words: np.ndarray) -> np.ndarray:
+    """[1, top, margin, is_none, word_margin] per row (``shared_words``: the content words
+    each message shares with each intent, ``WordOverlap.counts``)."""
     ranked = -np.sort(-scores, axis=1)
     top = ranked[:, 0]
     second = ranked[:, 1] if scores.shape[1] > 1 else np.zeros(len(scores))
-    is_none = (scores.argmax(axis=1) == none_index).astype(float)
+    choice = scores.argmax(axis=1)
+    is_none = (choice == none_index).astype(float)
     margin = np.where(np.isfinite(second), top - second, 1.0)
-    return np.stack([np.ones(len(scores)), top, margin, is_none], axis=1)
+    word_margin = overlap_margin(shared_words, choice)
+    return np.stack([np.ones(len(scores)), top, margin, is_none, word_margin], axis=1)
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:
@@ -109,7 +115,7 @@ def fit_points(
         ANCHOR: config.anchor_weight,
     }
     return fit_calibration(
-        np.array([p.features for p in points]).reshape(len(points), 4),
+        np.array([p.features for p in points]).reshape(len(points), len(prior)),
         np.array([p.correct for p in points], dtype=float),
         np.array([weight_of[p.kind] for p in points]),
         prior,
@@ -151,8 +157,9 @@ def cross_fit(
             None if second is None else second[keep],
             borrowed,
         )
-        scores, semantic, lexical = scorer.parts(vectors[out], [items[i].text for i in out])
-        features = label_features(scores, none_index)
+        out_texts = [items[i].text for i in out]
+        scores, semantic, lexical = scorer.parts(vectors[out], out_texts)
+        features = label_features(scores, none_index, scorer.words.counts(out_texts))
         predicted = scores.argmax(axis=1)
         for row, i in enumerate(out):
             points.append(

@@ -182,9 +182,11 @@ def test_calibration_without_points_is_the_prior() -> None:
 def test_calibration_moves_toward_the_data_and_less_with_a_stronger_prior() -> None:
     rng = np.random.default_rng(0)
     margin = rng.uniform(0, 0.3, 400)
-    features = np.stack([np.ones(400), np.full(400, 0.5), margin, np.zeros(400)], axis=1)
+    # [1, top, margin, is_none, word_margin]: the first stage's features.
+    zeros = np.zeros(400)
+    features = np.stack([np.ones(400), np.full(400, 0.5), margin, zeros, zeros], axis=1)
     correct = (rng.uniform(size=400) < 1 / (1 + np.exp(-(-2 + 40 * margin)))).astype(float)
-    prior = (0.0, 0.0, 0.0, 0.0)
+    prior = (0.0, 0.0, 0.0, 0.0, 0.0)
     weak = fit_calibration(features, correct, np.ones(400), prior, 1.0)
     strong = fit_calibration(features, correct, np.ones(400), prior, 1000.0)
     assert weak[2] > 20  # the margin's weight is learned (true value 40)
