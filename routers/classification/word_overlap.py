@@ -71,15 +71,10 @@ def overlap_margin(counts: np.ndarray, choice: np.ndarray) -> np.ndarray:
     to +-``MAX_MARGIN``. A ``none`` verdict (a column past the intents) has no stems of its
     own: its margin is minus the best intent's, so a ``none`` that names an intent's subject
     is less sure."""
-    n, k = counts.shape
-    if k == 0:
-        return np.zeros(n)
-    chosen = np.zeros(n)
-    best_other = np.zeros(n)
-    for row in range(n):
-        c = int(choice[row])
-        own = counts[row, c] if c < k else 0.0
-        others = np.delete(counts[row], c) if c < k else counts[row]
-        chosen[row] = own
-        best_other[row] = others.max() if len(others) else 0.0
-    return np.clip(chosen - best_other, -MAX_MARGIN, MAX_MARGIN)
+    rows = np.arange(len(counts))
+    # ``none`` as one more column that shares no stem; counts are never negative, so a zero in
+    # place of the chosen column leaves the best other's count as the row's maximum.
+    padded = np.concatenate([counts, np.zeros((len(counts), 1))], axis=1)
+    own = padded[rows, choice]
+    padded[rows, choice] = 0.0
+    return np.clip(own - padded.max(axis=1), -MAX_MARGIN, MAX_MARGIN)
