@@ -100,6 +100,8 @@ COMMITMENT_TRIGGERS: frozenset[str] = ACTOR_CUE_FEATURES | frozenset(
         # The business's own vehicle takes something to the customer: its driver acts.
         *(f"b:{left} {vehicle}" for left in _FLEET_LEFT for vehicle in _FLEET),
         *(f"b:{vehicle} de" for vehicle in _FLEET),
+        # ... named by whose it is: "no carro da loja", "na van da empresa" (round 28).
+        *(f"b:{vehicle} da" for vehicle in _FLEET),
         # A deferred answer: "assim que o banco confirmar, te aviso".
         *("b:assim que", "b:logo que", "b:depois que", "b:<s> quando", "b:, quando"),
         *("b:as soon", "b:<s> once", "b:, once", "b:<s> when", "b:<s> after"),
@@ -253,10 +255,15 @@ _CLOCK = re.compile(r"[0-9]{1,2}(?:h[0-9]{0,2}|hs|min|mins)")
 
 def _own_vehicle(clause: list[str], index: int) -> bool:
     """Whether the vehicle at ``index`` is the business's: "nosso caminhão", "a próxima van",
-    "o carro de entrega(s)" (not "o caminhão da transportadora")."""
+    "o carro de entrega(s)", "o carro da loja" (not "o caminhão da transportadora", not "a
+    van da loja parceira": the rule ``own_vehicle_delivery`` reads the same names)."""
     if index > 0 and clause[index - 1] in _FLEET_LEFT:
         return True
-    return clause[index + 1 : index + 3] in (["de", "entrega"], ["de", "entregas"])
+    after = clause[index + 1 : index + 3]
+    if after in (["da", "loja"], ["da", "empresa"]):
+        # Not "da loja parceira": someone else's.
+        return not "".join(clause[index + 3 : index + 4]).startswith("parceir")
+    return after in (["de", "entrega"], ["de", "entregas"])
 
 
 def _errand(clause: list[str], index: int) -> bool:

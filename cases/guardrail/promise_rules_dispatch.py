@@ -102,8 +102,7 @@ def _later_in_clause(pattern: str) -> str:
     return rf"[^.!?;\n]*?(?<![a-z0-9]){pattern}(?![a-z0-9])"
 
 
-# At the customer's place, "em até 40 minutos" is this customer's wait too (alone, "a equipe
-# responde em até 30 minutos" is a service level).
+# At the customer's place, "em até 40 minutos" is the customer's wait (not a service level).
 _CLOCK_AT = (
     r"(?:entre|as|a\s+partir\s+das|ate\s+as|pelas|la\s+pelas|por\s+volta\s+das|perto\s+das)"
     rf"\s+{_CLOCK}"
@@ -153,10 +152,11 @@ _WHEN = (
     rf"(?={_later_in_clause(_DAY_AHEAD)}"
     + rf"|(?:\s+[a-z0-9]+){{0,3}}?\s+{_AT_YOURS}{WORD_END}{_later_in_clause(_CLOCK_AHEAD)})"
 )
-# A vehicle that is someone else's: a carrier's, an app's, the city's.
+# A vehicle that is someone else's: a carrier's, an app's, the city's, a partner's (round 28).
 _THEIRS = (
     *OUTSIDE_COURIERS,
     *("prefeitura", "seguradora", "lixo", "coleta", "excursao", "linha", "onibus"),
+    *("loja parceir", "empresa parceir"),
 )
 _NOT_THEIR_VEHICLE = rf"(?!(?:\s+[a-z]+)?\s+d[aoe]s?\s+{alt(_THEIRS)})"
 _SENT = r"(?:enviad|deslocad|designad|mandad|encaminhad)[oa]s?"

@@ -1,0 +1,77 @@
+"""Round 28 of the promise detector (detector 55): the business's vehicle named by whose it is.
+
+Detector 54 taught the rule ``own_vehicle_delivery`` that "no carro da loja" / "na van da
+empresa" is the business's own vehicle; the learned stage's commitment cue still read only
+"nosso caminhão" and "o carro de entrega". So a sentence no rule decides ("os docinhos chegam
+no carro da loja lá pelas 16h") was settled locally as no promise and went out with no case.
+The cue now reads the same names, and both leave out a partner's vehicle ("da loja parceira").
+
+Every message here was written for this test and is in no corpus or measurement set. The
+oracle is the policy at the top of ``cases/guardrail/promise.py`` (the business's own vehicle
+puts one of its drivers to work; someone else's is shipping status), not the detector.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cases.guardrail.promise import assess_promise, detect_rule_promise
+from cases.guardrail.promise_cue import commitment_cue
+from cases.guardrail.promise_features import fold_for_features, sentence_spans
+
+
+def cue(text: str) -> bool:
+    folded = fold_for_features(text)
+    return any(commitment_cue(folded, *span) for span in sentence_spans(folded))
+
+
+# The policy: the business's own vehicle coming to the customer at a time ahead.
+OWN_VEHICLE_NO_RULE_READS = [
+    "Os docinhos chegam no carro da loja lá pelas 16h.",
+    "As flores chegam na van da empresa depois do almoço.",
+]
+
+
+@pytest.mark.parametrize("text", OWN_VEHICLE_NO_RULE_READS)
+def test_the_cue_reads_a_vehicle_named_as_the_businesss(text: str) -> None:
+    assert cue(text)
+
+
+@pytest.mark.parametrize("text", OWN_VEHICLE_NO_RULE_READS)
+def test_the_businesss_vehicle_is_never_settled_locally_as_no_promise(text: str) -> None:
+    assessment = assess_promise(text)
+    assert assessment.promise or assessment.uncertain, assessment
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Os docinhos chegam no carro da loja parceira lá pelas 16h.",
+        "As flores chegam na van da empresa parceira depois do almoço.",
+    ],
+)
+def test_a_partners_vehicle_commits_nobody_of_the_business(text: str) -> None:
+    assert not cue(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A encomenda vai na van da loja parceira amanhã às 10h.",
+        "Os vasos seguem no caminhão da empresa parceira na quinta.",
+    ],
+)
+def test_no_rule_reads_a_partners_vehicle_as_the_businesss_own(text: str) -> None:
+    assert detect_rule_promise(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A encomenda vai na van da loja amanhã às 10h.",
+        "Os vasos seguem no caminhão da empresa na quinta.",
+    ],
+)
+def test_the_businesss_own_vehicle_still_is_a_rule(text: str) -> None:
+    match = detect_rule_promise(text)
+    assert match is not None and match.rule_id == "own_vehicle_delivery", match
