@@ -13,10 +13,12 @@ import re
 
 from .lexicon import (
     ACTION_INF,
+    BE_PROG,
     FUT_AUX,
     NAMES,
     NOT_A_CARRIERS,
     NOT_AFTER_DE,
+    ON_THE_WAY,
     OUTSIDE_COURIERS,
     SUBJ_GAP,
     SUBJECT_LEADS,
@@ -37,9 +39,8 @@ FLEET_WORDS: tuple[str, ...] = (
 _FLEET = rf"{alt(FLEET_WORDS)}{WORD_END}(?![\s-]+chefe)"
 _CARS = ("carro", "moto", "veiculo", "guincho", "ambulancia")
 _OURS = r"(?:nosso|nossa|proxim[oa]|nosso\s+proximo|nossa\s+proxima)"
-# A habit or a standing fact ("nossa van passa no seu bairro toda terça", "normalmente a
-# equipe responde..."): ``promise_scan`` takes every dispatch rule back on one of these
-# anywhere in the sentence, before the subject too.
+# A habit or a standing fact ("nossa van passa no seu bairro toda terça"): ``promise_scan``
+# takes every dispatch rule back on one of these anywhere in the sentence, subject included.
 HABIT_WORDS: tuple[str, ...] = (
     *("toda", "todas", "todo", "todos", "sempre", "geralmente", "normalmente", "usualmente"),
     *("costuma", "costumam", "so roda", "so sai"),
@@ -108,8 +109,7 @@ _CLOCK_AT = (
     rf"\s+{_CLOCK}"
 )
 _CLOCK_AHEAD = rf"(?:{_CLOCK_AT}|em\s+ate\s+[0-9]+\s*(?:min|minutos|minutinhos))"
-# A vehicle's run named by its time is the business's own: "vai no caminhão de amanhã cedo",
-# "sai no carro de entregas das 13h", "no caminhão refrigerado das 15h".
+# A vehicle's run named by its time is the business's own: "no carro de entregas das 13h".
 _RUN = (
     r"(?:\s+refrigerad[oa])?\s+(?:de\s+entregas?(?:\s+d[aoe]s?\s+[a-z0-9]+)?|de\s+amanha"
     rf"|de\s+hoje|da\s+(?:manha|tarde|noite)|das\s+{_CLOCK})"
@@ -141,7 +141,7 @@ _PEOPLE = (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF)
 _NAMED = r"(?:\s*,\s*(?:(?:o|a|seu|dona|sr|sra)\.?\s+)?[a-z]+(?:\s+[a-z]+)?\s*,)?"
 # "já saiu da base e chega...": the departure before the arrival.
 _LEFT_AND = (
-    r"(?:\s+ja)?(?:\s+(?:saiu|sairam|partiu)(?:\s+[a-z]+){0,3}?\s+e"
+    r"(?:\s+ja)?(?:\s+(?:saiu|sairam|partiu)(?:\s+[a-z]+){0,5}?\s+e"
     # "o chaveiro já tá indo, chega aí em 15 minutos", "já está saindo com o seu pedido, chega".
     r"|\s+(?:ta|esta|tao|estao)\s+(?:indo(?:\s+ai)?|saindo(?:\s+[a-z]+){0,6}?)\s*(?:,|e))?"
 )
@@ -293,15 +293,15 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 before=_NOT_A_CONDITION,
             ),
             # Rules 22. "o caminhão baú chega aí por volta das 8h", "o guincho já saiu da base
-            # e chega em uns 40 min": a vehicle sent to the customer carries a driver of the
-            # business (not a carrier's, an app's or the city's).
+            # e chega em uns 40 min", "o caminhão tá a caminho" (round 28): a vehicle sent to
+            # the customer carries a driver of the business (not a carrier's, an app's, the city's).
             Branch(
                 FLEET_WORDS,
                 _NOT_THEIR_VEHICLE
                 + SUBJ_GAP
                 + _LEFT_AND
-                + r"\s+(?:chega|passa|vem|vai\s+ai|encosta|estaciona)"
-                + rf"{WORD_END}{_NOT_FROM}{_WHEN}",
+                + r"\s+(?:(?:chega|passa|vem|vai\s+ai|encosta|estaciona)"
+                + rf"{WORD_END}{_NOT_FROM}{_WHEN}|{BE_PROG}\s+{ON_THE_WAY}{WORD_END})",
                 before=_NOT_A_CONDITION,
             ),
             # "O Seu Armando, nosso afinador, passa aí na terça": whoever the apposition makes
