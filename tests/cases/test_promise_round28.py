@@ -23,14 +23,8 @@ from __future__ import annotations
 import pytest
 
 from cases.guardrail.promise import assess_promise, detect_rule_promise
-from cases.guardrail.promise_cue import commitment_cue
-from cases.guardrail.promise_features import fold_for_features, sentence_spans
 
-
-def cue(text: str) -> bool:
-    folded = fold_for_features(text)
-    return any(commitment_cue(folded, *span) for span in sentence_spans(folded))
-
+from .test_promise_round15 import cue
 
 # The policy: the business's own vehicle coming to the customer at a time ahead.
 OWN_VEHICLE_NO_RULE_READS = [
