@@ -230,6 +230,10 @@ def error_from_response(response: httpx.Response) -> SendError:
     if not isinstance(detail, str) or not detail:
         detail = dig(data, "exception", "message") or data.get("error") or response.reason_phrase
     code, retryable = classify_status(response.status_code)
+    if response.status_code == 422 and _session_not_working(data, str(detail)):
+        # The session is starting, reconnecting or waiting for a QR scan: the message is
+        # fine, the number is not ready yet. Resent when the channel recovers (DESIGN §5).
+        code, retryable = "provider_unavailable", True
     return SendError(
         f"waha: HTTP {response.status_code}: {str(detail)[:300]}",
         retryable=retryable,
@@ -237,3 +241,15 @@ def error_from_response(response: httpx.Response) -> SendError:
         provider_code=str(response.status_code),
         http_status=response.status_code,
     )
+
+
+def _session_not_working(data: dict[str, Any], detail: str) -> bool:
+    """WAHA's 422 for a session that is not WORKING: ``{"error": "Session status is not as
+    expected. Try again later or restart the session", "status": "STARTING", "expected":
+    ["WORKING"]}`` (devlikeapro/waha #1329), or "The session under FAILED status. Please try
+    to restart it." (#289). Any other 422 is a message WAHA refuses."""
+    expected = data.get("expected")
+    if isinstance(expected, list) and "WORKING" in expected:
+        return True
+    text = detail.lower()
+    return "session status is not as expected" in text or "the session under" in text

@@ -489,12 +489,50 @@ def test_send_text_accepted_without_body_gets_a_unique_local_id(adapter):
 @pytest.mark.parametrize(
     ("status", "response", "retryable", "code", "text"),
     [
+        # A session that is not WORKING yet (starting, reconnecting, waiting for a QR scan):
+        # WAHA's 422 as reported in devlikeapro/waha #1329 and #289. The message is fine.
         (
             422,
-            {"json": {"statusCode": 422, "message": "Session status is not as expected"}},
+            {
+                "json": {
+                    "error": "Session status is not as expected. Try again later or restart "
+                    "the session",
+                    "session": "default",
+                    "status": "STARTING",
+                    "expected": ["WORKING"],
+                }
+            },
+            True,
+            "provider_unavailable",
+            "Session status is not as expected",
+        ),
+        (
+            422,
+            {
+                "json": {
+                    "statusCode": 422,
+                    "message": "The session under FAILED status. Please try to restart it.",
+                    "error": "Unprocessable Entity",
+                }
+            },
+            True,
+            "provider_unavailable",
+            "FAILED status",
+        ),
+        # Any other 422 is refused for good: WAHA Core asked for a second session (#834).
+        (
+            422,
+            {
+                "json": {
+                    "statusCode": 422,
+                    "message": "WAHA Core support only 'default' session. If you want to run "
+                    "more then one WhatsApp account - please get WAHA PLUS version.",
+                    "error": "Unprocessable Entity",
+                }
+            },
             False,
             "rejected",
-            "Session status is not as expected",
+            "only 'default' session",
         ),
         (
             400,
