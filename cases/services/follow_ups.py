@@ -19,6 +19,7 @@ from cases.models import (
     FollowUpStatus,
 )
 from cases.selectors import follow_up_template
+from conversation.channels import get_adapter
 from conversation.channels.base import service_window_open
 from conversation.models import Conversation, ConversationStatus, Message, SenderKind, Turn
 from conversation.outbox import outbound_enqueue
@@ -99,7 +100,7 @@ def follow_up_fire(
     attempt = case.followup_attempts + 1
     metadata: dict[str, Any] = {"follow_up_id": follow_up_id, "attempt": attempt}
     body = ""
-    if service_window_open(conversation.last_inbound_at, now):
+    if _free_text_reaches(conversation, now):
         body = follow_up_text(case)
         result.sent.append(
             outbound_enqueue(
@@ -140,3 +141,11 @@ def follow_up_fire(
     _arm_follow_up(case, now)
     result.trace["attempt"] = attempt
     return result
+
+
+def _free_text_reaches(conversation: Conversation, now: datetime) -> bool:
+    """Whether free text may go to the customer now: within the 24-hour window on a channel
+    that has one (Meta's Cloud API), always on one that has none (WAHA is WhatsApp Web)."""
+    if not get_adapter(conversation.channel.provider).enforces_service_window:
+        return True
+    return service_window_open(conversation.last_inbound_at, now)

@@ -66,7 +66,14 @@ def test_inside_the_24h_window_the_follow_up_is_free_text(waiting):
     assert pending(waiting).pk != follow_up.pk  # the next check is armed
 
 
+def on_provider(case: Case, provider: str) -> None:
+    channel = case.conversation.channel
+    channel.provider = provider
+    channel.save(update_fields=["provider"])
+
+
 def test_outside_the_window_the_channels_follow_up_template_is_used(waiting):
+    on_provider(waiting, "meta")  # the Cloud API's 24-hour window
     Conversation.objects.filter(pk=waiting.conversation_id).update(
         last_inbound_at=timezone.now() - timedelta(hours=30)
     )
@@ -83,6 +90,7 @@ def test_outside_the_window_the_channels_follow_up_template_is_used(waiting):
 
 
 def test_outside_the_window_without_a_template_nothing_is_sent_and_the_case_says_so(waiting):
+    on_provider(waiting, "meta")
     Conversation.objects.filter(pk=waiting.conversation_id).update(
         last_inbound_at=timezone.now() - timedelta(hours=30)
     )
@@ -97,6 +105,23 @@ def test_outside_the_window_without_a_template_nothing_is_sent_and_the_case_says
     event = CaseEvent.objects.get(case=waiting, kind="lead_asked")
     assert event.metadata["reason"] == "outside_service_window_no_template"
     assert "janela de 24 horas" in event.body
+
+
+@pytest.mark.parametrize("provider", ["waha", "simulator"])
+def test_a_channel_with_no_24h_window_sends_the_follow_up_as_text_a_day_later(waiting, provider):
+    # WAHA is WhatsApp Web: no service window, no templates (DESIGN §5).
+    on_provider(waiting, provider)
+    Conversation.objects.filter(pk=waiting.conversation_id).update(
+        last_inbound_at=timezone.now() - timedelta(hours=30)
+    )
+
+    turn = fire(waiting)
+
+    message = Message.objects.get(direction="outbound", turn=turn)
+    assert message.template_name == ""
+    assert "o CPF do titular." in message.body
+    event = CaseEvent.objects.get(case=waiting, kind="lead_asked")
+    assert event.metadata["delivery"] == "text"
 
 
 def test_after_n_unanswered_attempts_the_case_goes_back_to_the_team_flagged(waiting):
