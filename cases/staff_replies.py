@@ -7,12 +7,14 @@ organization's WhatsApp number from the staff number registered on their members
     #1a2b3c4d 3 Só o gerente libera                  → Não consigo → escalar
 
 The action may be a word too ("concluí", "info", "escalar"). Without ``#<código>`` the
-answer goes to the organization's only case waiting for the team; with more than one, the
-member is asked for the code. The number authenticates the member (the webhook itself is
-authenticated per channel); the member's role must answer cases (agent or above), and the
-answer is the same ``services.case_answer`` the page calls — audited with the member as
-actor. A message from a staff number never reaches the AI: the turn only answers the
-member with a confirmation or a short help.
+answer is bound to the notice it replies to (§9: "comando preso àquela resposta"): the case of
+the latest notice sent to this number, while that case still waits for the team; otherwise
+the member is asked for the code (never "the only waiting case": after a colleague answered
+the noticed case, a "feito" would land on another customer's). The number authenticates
+the member (the webhook itself is authenticated per channel); the member's role must answer
+cases (agent or above), and the answer is the same ``services.case_answer`` the page calls,
+audited with the member as actor. A message from a staff number never reaches the AI: the
+turn only answers the member with a confirmation or a short help.
 
 Pure parsing (``parse_command``) is apart from the action (``staff_whatsapp_answer``).
 """
@@ -28,7 +30,15 @@ from django.db.models import Q
 
 from accounts.models import Membership
 from cases import selectors, services
-from cases.models import OPEN_STATUSES, Case, CaseStatus, HumanAction, StaffNumber
+from cases.models import (
+    OPEN_STATUSES,
+    Case,
+    CaseNotice,
+    CaseStatus,
+    HumanAction,
+    NoticeStatus,
+    StaffNumber,
+)
 from conversation.models import Conversation
 from conversation.text import normalize
 
@@ -121,7 +131,7 @@ def _answerable(organization_id: uuid.UUID) -> Q:
     )
 
 
-def _find_case(organization_id: uuid.UUID, ref: str) -> tuple[Case | None, str]:
+def _find_case(organization_id: uuid.UUID, ref: str, phone: str) -> tuple[Case | None, str]:
     """(the case, "") or (None, the reply that says why)."""
     if ref:
         rows = list(
@@ -134,13 +144,30 @@ def _find_case(organization_id: uuid.UUID, ref: str) -> tuple[Case | None, str]:
         if len(rows) > 1:
             return None, f"O código #{ref} serve para mais de um caso: envie mais caracteres."
         return rows[0], ""
+    notice = (
+        CaseNotice.objects.filter(
+            organization_id=organization_id, phone=phone, status=NoticeStatus.SENT
+        )
+        .select_related("case")
+        .order_by("-sent_at")
+        .first()
+    )
+    if (
+        notice is not None
+        and Case.objects.filter(_answerable(organization_id), pk=notice.case_id).exists()
+    ):
+        return notice.case, ""
     waiting = list(Case.objects.filter(_answerable(organization_id)).order_by("waiting_since")[:4])
-    if len(waiting) == 1:
-        return waiting[0], ""
     if not waiting:
         return None, "Nenhum caso está esperando a equipe agora."
     codes = ", ".join(f"#{c.short_id}" for c in waiting[:3])
-    return None, f"Há mais de um caso esperando a equipe ({codes}…). Comece com o código do caso."
+    more = "…" if len(waiting) > 3 else ""
+    if notice is not None:
+        return None, (
+            f"O caso #{notice.case.short_id} do último aviso não espera mais a equipe. "
+            f"Casos esperando: {codes}{more}. Comece com o código do caso."
+        )
+    return None, f"Casos esperando a equipe: {codes}{more}. Comece com o código do caso."
 
 
 def staff_whatsapp_answer(*, conversation: Conversation, text: str) -> str | None:
@@ -157,7 +184,9 @@ def staff_whatsapp_answer(*, conversation: Conversation, text: str) -> str | Non
     command = parse_command(text)
     if command is None:
         return HELP_PT
-    case, why = _find_case(conversation.organization_id, command.case_ref)
+    case, why = _find_case(
+        conversation.organization_id, command.case_ref, conversation.contact.phone
+    )
     if case is None:
         return why
     if case.status not in OPEN_STATUSES:

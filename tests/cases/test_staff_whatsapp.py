@@ -4,12 +4,21 @@ answers with one of the three actions, as the member; nothing from it reaches th
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
 from accounts.models import AuditLog, Membership, Organization
 from cases import services
-from cases.models import Case, CaseEvent, CaseStatus, StaffNumber
+from cases.models import (
+    Case,
+    CaseEvent,
+    CaseNotice,
+    CaseStatus,
+    NoticeKind,
+    NoticeStatus,
+    StaffNumber,
+)
 from cases.staff_replies import HELP_PT, StaffCommand, parse_command
 from conversation.models import Conversation, LlmCall, Message, Turn
 from tests.cases.conftest import PHONE, open_case, say
@@ -99,24 +108,68 @@ def test_a_staff_number_resolves_a_case_as_its_member(
     assert not LlmCall.objects.filter(turn=staff_turn).exists()
 
 
-def test_without_a_code_the_only_waiting_case_is_answered(
+def noticed(case: Case, phone: str = STAFF) -> CaseNotice:
+    """The team's WhatsApp notice of ``case`` went out to ``phone`` (as notifications send it)."""
+    return CaseNotice.objects.create(
+        organization=case.organization,
+        case=case,
+        event=case.events.get(kind="opened"),
+        kind=NoticeKind.CASE_OPENED,
+        phone=phone,
+        status=NoticeStatus.SENT,
+        sent_at=timezone.now(),
+    )
+
+
+def test_without_a_code_the_answer_goes_to_the_case_of_the_notice_it_replies_to(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    older, newer = open_case(conversation), open_case(conversation, title="Outro")
+    noticed(older)
+    noticed(newer)
+    staff_says(cases_world, "2 o CPF do titular", "s-1", django_capture_on_commit_callbacks)
+    newer.refresh_from_db()
+    older.refresh_from_db()
+    assert (newer.status, newer.lead_request) == (CaseStatus.AWAITING_LEAD, "o CPF do titular")
+    assert older.status == CaseStatus.AWAITING_HUMAN
+
+
+def test_without_a_code_a_noticed_case_answered_meanwhile_takes_no_other_case(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    # §9: the command is bound to the notice. A colleague resolved the noticed case on the
+    # page; another customer's case opened since. "Feito ..." must not resolve that one.
+    noticed_case = open_case(conversation)
+    noticed(noticed_case)
+    services.case_answer(
+        case=noticed_case, actor=cases_world.admin, action="resolved", text="Pronto."
+    )
+    other = open_case(conversation, title="Outro cliente")
+
+    staff_says(
+        cases_world,
+        "Feito, estorno do pedido 123 liberado",
+        "s-1",
+        django_capture_on_commit_callbacks,
+    )
+
+    other.refresh_from_db()
+    assert other.status == CaseStatus.AWAITING_HUMAN
+    (reply,) = staff_replies()
+    assert f"#{noticed_case.short_id}" in reply and f"#{other.short_id}" in reply
+
+
+def test_without_a_code_and_no_notice_to_this_number_the_member_is_asked_for_the_code(
     conversation, cases_world, staff, django_capture_on_commit_callbacks
 ):
     case = open_case(conversation)
-    staff_says(cases_world, "2 o CPF do titular", "s-1", django_capture_on_commit_callbacks)
-    case.refresh_from_db()
-    assert (case.status, case.lead_request) == (CaseStatus.AWAITING_LEAD, "o CPF do titular")
-
-
-def test_with_two_waiting_cases_the_member_is_asked_for_the_code(
-    conversation, cases_world, staff, django_capture_on_commit_callbacks
-):
-    first, second = open_case(conversation), open_case(conversation, title="Outro")
+    noticed(case, phone="5511955554444")  # the notices go to the team's other number
     staff_says(cases_world, "1 feito", "s-1", django_capture_on_commit_callbacks)
 
     (reply,) = staff_replies()
-    assert f"#{first.short_id}" in reply and f"#{second.short_id}" in reply
-    assert set(Case.objects.values_list("status", flat=True)) == {CaseStatus.AWAITING_HUMAN}
+    assert f"#{case.short_id}" in reply and "código" in reply
+    case.refresh_from_db()
+    assert case.status == CaseStatus.AWAITING_HUMAN
 
 
 def test_escalating_from_whatsapp_hands_off_and_tells_the_customer(
