@@ -32,6 +32,19 @@ HANDOFF_NOTICE = (
 )
 
 
+# Lines that ask nothing: a reaction (or its removal) to one of our messages.
+NO_ASK_KINDS = frozenset(("reaction",))
+
+
+def reaction_only_guard(ctx: TurnContext) -> str | None:
+    """A customer reacting 👍 to a reply (or taking the reaction back) asks nothing: the turn
+    takes the lines (the inbox shows them, the sweeper leaves them) and no agent speaks."""
+    if not ctx.batch or any(line.kind not in NO_ASK_KINDS for line in ctx.batch):
+        return None
+    ctx.trace["guard"] = "reaction_only"
+    return TurnOutcome.NO_REPLY
+
+
 def opt_out_guard(ctx: TurnContext, text: str, now: datetime) -> str | None:
     """Guard 1: opt-out keywords (and opting back in); an opted-out contact gets nothing."""
     contact = ctx.conversation.contact

@@ -77,6 +77,7 @@ from .guards import (
     human_owned_guard,
     opt_out_guard,
     opted_out_guard,
+    reaction_only_guard,
     send_system,
 )
 from .orchestration import loop_outcome, loop_trace, run_orchestrator
@@ -102,7 +103,8 @@ def run_inbound_turn(message_id: str) -> Turn | None:
             if claim.exhausted:
                 return _give_up(ctx, claim)
             guarded = (
-                _staff_case_answer_guard(ctx)
+                reaction_only_guard(ctx)
+                or _staff_case_answer_guard(ctx)
                 or opt_out_guard(ctx, ctx.customer_text(), now)
                 or human_owned_guard(ctx, now, touch_handoff=True)
             )
