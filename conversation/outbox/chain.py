@@ -30,6 +30,8 @@ from conversation.models import (
     Direction,
     Message,
     MessageStatus,
+    SenderKind,
+    TurnOutcome,
 )
 
 from . import breaker
@@ -38,6 +40,8 @@ from .policy import OutboxPolicy
 log = logging.getLogger(__name__)
 
 IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
+# The error code of an AI reply withheld because a person took the conversation over.
+HUMAN_OWNS = "human_owns"
 # A scheduled retry this close is due: a task woken a little early (clocks of two hosts
 # disagree) attempts now instead of leaving the chain to the sweeper.
 EARLY = timedelta(seconds=1)
@@ -98,7 +102,7 @@ class Recorded:
 
 def _head_query(conversation_id: Any, condition: Q) -> QuerySet[Message]:
     return (
-        Message.objects.select_related("conversation__contact", "channel")
+        Message.objects.select_related("conversation__contact", "channel", "turn")
         .filter(condition, conversation_id=conversation_id, direction=Direction.OUTBOUND)
         .order_by("queued_at", "created_at", "id")
     )
@@ -146,6 +150,8 @@ def claim_head(conversation_id: str, now: datetime, policy: OutboxPolicy) -> Cla
     stop = _not_due(head, now)
     if stop is not None:
         return stop
+    if _withheld(head, now):
+        return Expired(str(head.pk))
     probe = False
     door = breaker.gate(head.channel, now)
     if door is breaker.Gate.PROBE:
@@ -155,6 +161,22 @@ def claim_head(conversation_id: str, now: datetime, policy: OutboxPolicy) -> Cla
     if door is breaker.Gate.HELD:
         return _hold(conversation_id, head, now, policy)
     return _claim(head, now, policy, probe=probe)
+
+
+def _withheld(head: Message, now: datetime) -> bool:
+    """An AI reply to a conversation a person took over after its turn began (a staff member
+    took it, a case was escalated while the model thought, the outbox was down meanwhile)
+    is not sent: the customer was told a person has it. A turn that handed off itself still
+    says its last words. Refused, with the reason, before any provider call."""
+    if head.sender_kind != SenderKind.AI or not head.conversation.is_human_owned(now):
+        return False
+    if head.turn is not None and head.turn.outcome == TurnOutcome.HANDOFF:
+        return False
+    Message.objects.filter(pk=head.pk, status=head.status).update(
+        status=MessageStatus.REFUSED, error_code=HUMAN_OWNS, next_attempt_at=None
+    )
+    log.info("outbound AI reply withheld: a person owns the conversation", extra=_ids(head))
+    return True
 
 
 def _not_due(head: Message, now: datetime) -> Stop | None:

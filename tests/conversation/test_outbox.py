@@ -9,7 +9,8 @@ import pytest
 import respx
 from django.utils import timezone
 
-from conversation.models import Message
+from conversation.handoff import perform_human_handoff
+from conversation.models import HandoffReason, Message, SenderKind, Turn
 from conversation.outbox import outbound_enqueue
 from tests import factories
 from tests.conversation._outbox_support import drop_delayed, virtual_clock
@@ -111,3 +112,67 @@ def test_meta_free_text_outside_the_24h_window_is_refused_before_any_call(
 
 def json_body(call) -> dict:
     return json.loads(call.request.content)
+
+
+def _turn(conversation, outcome):
+    return Turn.objects.create(
+        organization=conversation.organization,
+        conversation=conversation,
+        trigger_kind="inbound_message",
+        trigger_key=f"k-{Turn.objects.count()}",
+        status="done",
+        outcome=outcome,
+    )
+
+
+@respx.mock
+def test_an_ai_reply_is_not_sent_once_a_person_took_the_conversation_over(
+    world, monkeypatch, django_capture_on_commit_callbacks
+):
+    # The AI's reply waits out an outage; meanwhile a person of the team takes the
+    # conversation (the customer is theirs now). When the provider is back the AI reply is
+    # refused before any call; what the person's side sends still goes out.
+    route = respx.post(f"{WAHA_URL}/api/sendText")
+    route.side_effect = [
+        httpx.Response(503),
+        httpx.Response(201, json={"id": {"_serialized": "true_5511977776666@c.us_H1"}}),
+    ]
+    conversation = waha_conversation(world)
+    with virtual_clock(django_capture_on_commit_callbacks, monkeypatch) as clock:
+        (ai_reply,) = clock.enqueue(conversation, "Seu reembolso foi pago, ok?")
+        with django_capture_on_commit_callbacks(execute=True):
+            perform_human_handoff(conversation=conversation, reason_code=HandoffReason.MANUAL)
+            system = outbound_enqueue(
+                conversation=conversation,
+                body="Uma pessoa da equipe vai seguir com você.",
+                sender_kind=SenderKind.SYSTEM,
+            )
+        clock.run(120)
+    ai_reply.refresh_from_db()
+    system.refresh_from_db()
+    assert (ai_reply.status, ai_reply.error_code) == ("refused", "human_owns")
+    assert system.status == "sent"
+    sent = [json_body(call)["text"] for call in route.calls]
+    assert sent == ["Seu reembolso foi pago, ok?", "Uma pessoa da equipe vai seguir com você."]
+    assert route.call_count == 2  # the refused reply never reached the provider again
+
+
+@respx.mock
+def test_the_last_words_of_a_turn_that_handed_off_itself_are_sent(
+    world, django_capture_on_commit_callbacks
+):
+    route = respx.post(f"{WAHA_URL}/api/sendText").mock(
+        return_value=httpx.Response(201, json={"id": {"_serialized": "true_x@c.us_H2"}})
+    )
+    conversation = waha_conversation(world)
+    turn = _turn(conversation, "handoff")
+    with django_capture_on_commit_callbacks(execute=True):
+        perform_human_handoff(conversation=conversation, reason_code=HandoffReason.LOW_CONFIDENCE)
+        farewell = outbound_enqueue(
+            conversation=conversation,
+            body="Vou te passar para uma pessoa da equipe.",
+            sender_kind=SenderKind.AI,
+            turn=turn,
+        )
+    farewell.refresh_from_db()
+    assert farewell.status == "sent" and route.call_count == 1
