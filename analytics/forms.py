@@ -10,7 +10,6 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from analytics.budgets import BudgetConfig
-from analytics.services import PriceInput
 
 MAX_PERIOD_DAYS = 366
 
@@ -52,38 +51,6 @@ class PeriodForm(forms.Form):
 
     def choice(self, name: str) -> str:
         return str(self.cleaned_data.get(name) or "") if self.is_valid() else ""
-
-
-class ModelPriceForm(forms.Form):
-    model = forms.CharField(label=_("Modelo"), max_length=80)
-    input_per_mtok = forms.DecimalField(
-        label=_("Entrada (US$/milhão)"), min_value=Decimal(0), max_digits=10, decimal_places=4
-    )
-    output_per_mtok = forms.DecimalField(
-        label=_("Saída (US$/milhão)"), min_value=Decimal(0), max_digits=10, decimal_places=4
-    )
-    cache_write_per_mtok = forms.DecimalField(
-        label=_("Escrita em cache (US$/milhão)"),
-        min_value=Decimal(0),
-        max_digits=10,
-        decimal_places=4,
-    )
-    cache_read_per_mtok = forms.DecimalField(
-        label=_("Leitura de cache (US$/milhão)"),
-        min_value=Decimal(0),
-        max_digits=10,
-        decimal_places=4,
-    )
-    effective_date = forms.DateField(
-        label=_("Vale a partir de"), widget=forms.DateInput(attrs={"type": "date"})
-    )
-    source_date = forms.DateField(
-        label=_("Data da fonte"), widget=forms.DateInput(attrs={"type": "date"})
-    )
-    source = forms.CharField(label=_("Fonte"), max_length=200, required=False)
-
-    def values(self) -> PriceInput:
-        return PriceInput(**self.cleaned_data)
 
 
 class BudgetForm(forms.Form):

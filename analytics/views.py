@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from accounts.access import access, role_required
 from analytics import budgets, selectors, services
-from analytics.forms import BudgetForm, ModelPriceForm, PeriodForm
+from analytics.forms import BudgetForm, PeriodForm
 from analytics.models import BudgetSwitch, ModelPrice
 from conversation.models import Agent, ChannelSession, Conversation
 from conversation.views._common import PageRequest
@@ -173,30 +173,12 @@ def csv_rows(data: selectors.Outcomes) -> list[list[str]]:
 
 
 @role_required("manager")
-@require_http_methods(["GET", "POST"])
+@require_GET
 def prices(request: PageRequest) -> HttpResponse:
-    form = ModelPriceForm(request.POST or None)
-    if request.method == "POST":
-        _admin_only(request)
-        if form.is_valid():
-            values = form.values()
-            existing = ModelPrice.objects.filter(
-                model=values.model, effective_date=values.effective_date
-            ).first()
-            services.model_price_save(
-                organization=request.membership.organization,
-                actor=request.user,
-                values=values,
-                price=existing,
-            )
-            messages.success(request, _("Preço salvo."))
-            return redirect("analytics:prices")
-    context = {
-        "form": form,
-        "prices": ModelPrice.objects.all(),
-        "can_edit": request.membership.has_role("admin"),
-    }
-    return render(request, "analytics/prices.html", context)
+    """The model price list, read-only: it is one list for every organization (the cost and
+    the monthly budget of each are computed from it), so no tenant may change it. The
+    platform's staff keep it in the Django admin (``analytics.admin``), audited."""
+    return render(request, "analytics/prices.html", {"prices": ModelPrice.objects.all()})
 
 
 @role_required("manager")

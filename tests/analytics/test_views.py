@@ -12,7 +12,6 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from accounts.models import AuditLog
 from analytics import rollups
 from analytics.budgets import BudgetConfig
 from analytics.models import ModelPrice
@@ -104,34 +103,35 @@ def test_another_organizations_conversation_cost_is_not_found(world, built):
     assert response.status_code == 404
 
 
-def test_an_admin_adds_a_price_and_it_is_audited(world):
+def test_no_organization_changes_the_price_list_every_organization_is_charged_by(world):
+    # The list is global: an admin of one organization pricing a model at US$ 999,999 per
+    # million tokens would inflate every other organization's costs and stop their AI at
+    # their monthly budget. The page reads it; only the platform's admin changes it.
+    before = list(ModelPrice.objects.values_list("model", "output_per_mtok"))
     client = world.client_for(world.admin)
     response = client.post(
         "/resultados/precos/",
         {
-            "model": "claude-novo",
-            "input_per_mtok": "2",
-            "output_per_mtok": "8",
-            "cache_write_per_mtok": "2.5",
-            "cache_read_per_mtok": "0.2",
+            "model": "claude-haiku-4-5",
+            "input_per_mtok": "999999",
+            "output_per_mtok": "999999",
+            "cache_write_per_mtok": "0",
+            "cache_read_per_mtok": "0",
             "effective_date": "2026-12-01",
             "source_date": "2026-12-01",
-            "source": "teste",
         },
     )
-    assert response.status_code == 302
-    price = ModelPrice.objects.get(model="claude-novo")
-    assert price.output_per_mtok == Decimal("8")
-    assert AuditLog.objects.filter(
-        action="analytics.price_created", organization=world.org_a
-    ).exists()
+    assert response.status_code == 405
+    assert list(ModelPrice.objects.values_list("model", "output_per_mtok")) == before
+    page = client.get("/resultados/precos/").content.decode()
+    assert 'id="price-form"' not in page and "equipe da plataforma" in page
 
 
 def test_a_manager_reads_prices_but_may_not_change_them(world):
     client = world.client_for(world.manager)
     page = client.get("/resultados/precos/")
     assert page.status_code == 200 and "claude-haiku-4-5" in page.content.decode()
-    assert client.post("/resultados/precos/", {"model": "x"}).status_code == 403
+    assert client.post("/resultados/precos/", {"model": "x"}).status_code == 405
     assert not ModelPrice.objects.filter(model="x").exists()
 
 

@@ -289,7 +289,8 @@ ROUTES: dict[str, Rule] = {
     # analytics (issue 17): managers read outcomes, prices and the budget; admins edit them
     "analytics:outcomes": Rule({"GET": MG}),
     "analytics:outcomes_csv": Rule({"GET": MG}),
-    "analytics:prices": Rule({"GET": MG, "POST": AD}),
+    # One price list for every organization: read here, kept by the platform in the admin.
+    "analytics:prices": Rule({"GET": MG}),
     "analytics:budget": Rule({"GET": MG, "POST": AD}),
     "analytics:conversation_cost": Rule({"GET": V}),
 }
