@@ -245,7 +245,7 @@ def contact_profile(contact: Contact) -> ContactProfile:
         c.contact = contact  # ``is_human_owned`` reads it: no query per row
     notes = list(
         InternalNote.objects.filter(contact=contact)
-        .select_related("author", "conversation")
+        .select_related("author", "conversation__channel")
         .order_by("-created_at")
     )
     human = contact.force_human or any(c.is_human_owned() for c in conversations)

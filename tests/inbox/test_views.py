@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import AuditLog
@@ -184,6 +186,32 @@ def test_contact_profile_lists_every_conversation_case_and_note(world):
     assert f"/casos/{case.pk}/" in text and case.title in text
     assert "Cliente antiga" in text
     assert Case.objects.filter(lead=first.contact).exists()
+
+
+def test_contact_profile_costs_the_same_queries_however_many_notes(world):
+    conversation = conversation_with(world.channel_a, phone=PHONE, text="oi")
+    client = world.client_for(world.viewer)
+    url = f"/caixa/contatos/{conversation.contact_id}/"
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    services.internal_note_add(
+        contact=conversation.contact, actor=world.agent, body="um", conversation=conversation
+    )
+    one = queries()
+    for n in range(5):
+        services.conversation_resolve(conversation=conversation, actor=world.agent)
+        conversation = conversation_with(world.channel_a, phone=PHONE, text=f"de novo {n}")
+        services.internal_note_add(
+            contact=conversation.contact,
+            actor=world.agent,
+            body=f"nota {n}",
+            conversation=conversation,
+        )
+    assert queries() == one  # no query per note (each note names its conversation's channel)
 
 
 def test_contact_profile_shows_opt_out_and_human_ownership_truthfully(world):
