@@ -12,6 +12,8 @@ from django.utils.translation import gettext_lazy as _
 from analytics.budgets import BudgetConfig
 
 MAX_PERIOD_DAYS = 366
+_EARLIEST = dt.date(2000, 1, 1)
+_LATEST = dt.date(9998, 12, 31)
 
 
 class PeriodForm(forms.Form):
@@ -46,6 +48,10 @@ class PeriodForm(forms.Form):
             last = self.cleaned_data.get("ate") or last
         if first > last:
             first, last = last, first
+        # Inside the years a period can span either way ("0001-01-01", "9999-12-31" or a
+        # half-typed year would overflow the date arithmetic below and in the rollups).
+        first, last = max(first, _EARLIEST), min(last, _LATEST)
+        last = max(last, first)
         first = max(first, last - dt.timedelta(days=MAX_PERIOD_DAYS - 1))
         return first, last
 

@@ -24,6 +24,7 @@ from analytics.forms import BudgetForm, PeriodForm
 from analytics.models import BudgetSwitch, ModelPrice
 from conversation.models import Agent, ChannelSession, Conversation
 from conversation.views._common import PageRequest
+from conversation.views.trace_words import label_calls
 from routers.charts import Chart, stacked_bars
 
 
@@ -217,9 +218,7 @@ def conversation_cost(request: PageRequest, conversation_id: uuid.UUID) -> HttpR
     conversation: Conversation = access(
         Conversation.objects.all(), request.membership, pk=conversation_id
     )
-    context = {
-        "conversation": conversation,
-        "cost": selectors.conversation_cost(conversation),
-        "today": timezone.localdate(),
-    }
+    cost = selectors.conversation_cost(conversation)
+    label_calls(c.call for c in cost.calls)  # "resposta ao cliente", not "orchestrator"
+    context = {"conversation": conversation, "cost": cost, "today": timezone.localdate()}
     return render(request, "analytics/_conversation_cost.html", context)

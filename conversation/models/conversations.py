@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from conversation.channels import media as media_values
+from conversation.channels._parsing import placeholder
 
 from .agents import Agent
 from .base import TenantModel, choice_check
@@ -247,6 +248,11 @@ class Message(TenantModel):
         return bool(self.media_file) or media_values.has_file(
             self.kind, self.media_id, self.media_url
         )
+
+    @property
+    def kind_placeholder(self) -> str:
+        """What stands for a message with no text, in pt-BR: "[documento]", "[imagem]"."""
+        return placeholder(self.kind)
 
     @property
     def media_map_url(self) -> str:

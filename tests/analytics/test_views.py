@@ -90,6 +90,27 @@ def test_the_csv_export_carries_every_figure(world, built):
     assert values[("transbordo_motivo", "requested_human")] == "1"
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "?de=9999-12-31",
+        "?de=0001-01-01&ate=0001-01-05",
+        "?de=9999-12-30&ate=9999-12-31",
+        "?ate=0001-01-01",
+    ],
+)
+@pytest.mark.parametrize("page", ["/resultados/", "/resultados/csv/"])
+def test_dates_at_the_ends_of_the_calendar_give_a_page_not_an_error(world, built, page, query):
+    # A half-typed year in the date field ("1") reaches the server as year 0001.
+    assert _get(world.manager, page + query).status_code == 200
+
+
+def test_the_cost_card_names_what_each_call_was_for_in_words(world, built):
+    conversation = built.conversations["c1"]
+    html = _get(world.viewer, f"/resultados/conversas/{conversation.pk}/custo/").content.decode()
+    assert "orchestrator" not in html and "resposta ao cliente" in html
+
+
 def test_the_conversation_cost_fragment_shows_its_cost(world, built):
     conversation = built.conversations["c1"]
     response = _get(world.viewer, f"/resultados/conversas/{conversation.pk}/custo/")

@@ -242,3 +242,18 @@ def test_take_over_of_a_closed_conversation_changes_nothing(world):
     assert response.status_code == 302
     assert not Handoff.objects.exists()
     assert Message.objects.count() == 0
+
+
+def test_a_file_sent_without_a_caption_reads_in_portuguese(world):
+    conversation = factories.make_conversation(world.channel_a)
+    factories.make_message(
+        conversation,
+        "",
+        kind="document",
+        direction="outbound",
+        sender_kind="human",
+        status="sent",
+        media_url="https://arquivos.exemplo/contrato.pdf",
+    )
+    html = world.client_for(world.viewer).get(f"/conversas/{conversation.pk}/").content.decode()
+    assert "[documento]" in html and "[document]" not in html
