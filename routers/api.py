@@ -124,7 +124,7 @@ class RouterDetailApi(_RouterApi):
     def patch(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
         organization = api_membership(request).organization
-        data = valid_input(request, RouterUpdateInput, organization=organization)
+        data = valid_input(request, RouterUpdateInput, organization=organization, router=router)
         fields = {
             {"channel_id": "channel", "fallback_agent_id": "fallback_agent"}.get(k, k): value
             for k, value in data.validated_data.items()

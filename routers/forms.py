@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Organization
 from conversation.models import Agent, ChannelSession
+from routers import selectors
 from routers.classification import NONE_INTENT
 from routers.loaders import RouterConfig, parse_router_config
 from routers.models import Router
@@ -68,10 +69,14 @@ class RouterForm(forms.Form):
         ),
         widget=forms.NumberInput(attrs={"step": "0.05"}),
     )
-    classifier_model = forms.CharField(label=_("Modelo do classificador"), max_length=80)
+    classifier_model = forms.ChoiceField(label=_("Modelo do classificador"))
 
     def __init__(self, *args: Any, organization: Organization, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        keep = str(self.initial.get("classifier_model") or "")
+        self.fields["classifier_model"].choices = [  # type: ignore[attr-defined]
+            (name, name) for name in selectors.classifier_models(organization, keep=keep)
+        ]
         self.fields["channel"].queryset = ChannelSession.objects.filter(  # type: ignore[attr-defined]
             organization=organization
         ).order_by("name")

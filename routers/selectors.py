@@ -10,7 +10,8 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from accounts.models import Membership
+from accounts.models import Membership, Organization
+from conversation.llm.catalog import choosable_models
 from conversation.models import Agent
 from routers.models import (
     DecisionOutcome,
@@ -172,3 +173,12 @@ def pending_suggestions(
 
 def pending_suggestion_count(router: Router) -> int:
     return RouterSuggestion.objects.filter(router=router, status=SuggestionStatus.PENDING).count()
+
+
+def classifier_models(organization: Organization, *, keep: str = "") -> list[str]:
+    """The models a router's LLM stage may be set to: the ones an agent may use (the SDK's,
+    within the organization's enabled list, none past its end of life), plus ``keep`` (the
+    router's current model, so saving other fields never forces a change). A name outside
+    them would make the stage fail on every message the local stage is unsure of."""
+    today = timezone.localdate()
+    return [name for name, _ in choosable_models(organization.settings, today, keep=keep)]

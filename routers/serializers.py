@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from accounts.api_views import envelope
 from conversation.models import Agent, ChannelSession
+from routers import selectors
 from routers.classification import NONE_INTENT
 from routers.loaders import parse_router_config
 from routers.quality import MAX_PHRASE_CHARS
@@ -43,6 +44,16 @@ class _OrgScoped(serializers.Serializer):
 
 class RouterConfigInput(serializers.Serializer):
     classifier_model = serializers.CharField(max_length=80, required=False)
+
+    def validate_classifier_model(self, value: str) -> str:
+        router = self.context.get("router")
+        keep = parse_router_config(router.config).classifier_model if router else ""
+        if value not in selectors.classifier_models(self.context["organization"], keep=keep):
+            raise serializers.ValidationError(
+                "Modelo não disponível para esta organização (veja os modelos habilitados)."
+            )
+        return value
+
     sticky = serializers.BooleanField(required=False)
     min_confidence = serializers.FloatField(min_value=0, max_value=1, required=False)
     local_accept_threshold = serializers.FloatField(min_value=0, max_value=1, required=False)

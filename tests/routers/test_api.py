@@ -39,6 +39,27 @@ def test_list_returns_the_organizations_routers_with_member_count(world, router)
     assert item["is_active"] is True and item["fallback_agent_id"] is None
 
 
+def test_a_classifier_model_the_organization_may_not_use_is_refused(world, router):
+    world.org_a.settings = {"llm": {"enabled_models": ["claude-haiku-4-5"]}}
+    world.org_a.save(update_fields=["settings"])
+    client = world.client_for(world.admin)
+    patch = post(
+        client, f"{BASE}/{router.pk}", {"config": {"classifier_model": "gpt-4o"}}, method="patch"
+    )
+    assert patch.status_code == 422, patch.json()
+    assert "classifier_model" in json.dumps(patch.json())
+    router.refresh_from_db()
+    assert router.config["classifier_model"] == "claude-haiku-4-5"
+    # The router's current model stays choosable, and an enabled one is taken.
+    ok = post(
+        client,
+        f"{BASE}/{router.pk}",
+        {"config": {"classifier_model": "claude-haiku-4-5", "min_confidence": 0.5}},
+        method="patch",
+    )
+    assert ok.status_code == 200, ok.json()
+
+
 def test_create_takes_the_organization_from_the_membership_never_the_body(world):
     body = {
         "name": "Atendimento",

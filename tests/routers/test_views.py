@@ -163,6 +163,23 @@ def test_create_on_an_already_routed_channel_shows_the_error_on_the_channel(worl
     assert Router.objects.count() == 1
 
 
+@pytest.mark.parametrize("model", ["claude-opus-typo", "gpt-4o", "claude-sonnet-5"])
+def test_the_classifier_model_is_one_the_organization_may_use(world, vendas, model):
+    # The organization enabled Haiku only: a typo, another vendor's model or a Claude model
+    # it did not enable would fail the LLM stage on every message the local stage is unsure of.
+    world.org_a.settings = {"llm": {"enabled_models": ["claude-haiku-4-5"]}}
+    world.org_a.save(update_fields=["settings"])
+    row = {"agent": str(vendas.pk), "intent_name": "vendas", "intent_description": "x"}
+    response = world.client_for(world.admin).post(
+        "/roteadores/novo/",
+        {**router_data(world, classifier_model=model), **formset_data([row])},
+    )
+    assert response.status_code == 200
+    assert not Router.objects.exists()
+    html = response.content.decode()
+    assert 'value="claude-haiku-4-5"' in html and f'value="{model}"' not in html
+
+
 def test_duplicate_intent_names_are_refused(world, vendas):
     row = {"agent": str(vendas.pk), "intent_name": "vendas", "intent_description": "x"}
     response = world.client_for(world.admin).post(
