@@ -28,6 +28,7 @@ from cases.models import (
     FollowUpStatus,
     HumanAction,
     ReminderStatus,
+    StaffNumber,
 )
 from conversation.models import (
     Conversation,
@@ -378,3 +379,12 @@ def staff_phones(organization: Any) -> frozenset[str]:
     """The organization's staff numbers (from the loaded organization row)."""
     settings_ = getattr(organization, "settings", None) or {}
     return frozenset(str(p) for p in settings_.get(STAFF_PHONES_SETTING, ()))
+
+
+def staff_number_owner(organization_id: uuid.UUID, phone: str) -> uuid.UUID | None:
+    """The membership whose staff number ``phone`` is in this organization, or None."""
+    return (
+        StaffNumber.objects.filter(organization_id=organization_id, phone=phone)
+        .values_list("membership_id", flat=True)
+        .first()
+    )

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from accounts.access import access, role_required, scoped
 from accounts.models import Membership
 from accounts.pages import form_errors_text
+from cases import selectors as case_selectors
 from conversation import selectors, services
 from conversation.channels.base import WebhookError
 from conversation.channels.simulator import SimulatorAdapter
@@ -125,6 +126,14 @@ def simulator_send(request: PageRequest) -> HttpResponse:
     channel = _simulator_channel(membership, request.POST.get("canal"))
     channels = selectors.simulator_channels(membership)
     form = SimulatorMessageForm(request.POST, channels=channels)
+    if form.is_valid() and _someone_elses_staff_number(membership, form):
+        form.add_error(
+            "telefone",
+            _(
+                "Esse é o número de equipe de outro membro: as mensagens dele respondem casos "
+                "em nome dele. Use o seu próprio número de equipe ou um número de cliente."
+            ),
+        )
     if form.is_valid():
         data = form.cleaned_data
         payload: dict[str, Any] = {
@@ -174,3 +183,13 @@ def simulator_channel_create(request: PageRequest) -> HttpResponse:
     )
     messages.success(request, _("Canal de simulador criado."))
     return redirect(f"{reverse('conversation:simulator')}?{urlencode({'canal': channel.pk})}")
+
+
+def _someone_elses_staff_number(membership: Any, form: SimulatorMessageForm) -> bool:
+    """Whether the simulated customer's number is another member's staff number: a message
+    from it answers cases as that member (human-cases §9), so the simulator must not let
+    anyone speak for someone else (the audit row would name them)."""
+    owner = case_selectors.staff_number_owner(
+        membership.organization_id, form.cleaned_data["telefone"]
+    )
+    return owner is not None and owner != membership.pk

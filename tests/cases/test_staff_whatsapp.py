@@ -290,3 +290,39 @@ def test_only_admins_set_numbers(cases_world):
     )
     assert response.status_code == 403
     assert not StaffNumber.objects.exists()
+
+
+def test_the_simulator_speaks_for_no_other_member(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    # STAFF is the agent's staff number: in the simulator (an agent-role page) only the agent
+    # may write from it. Another member posting from it would answer the case in the agent's
+    # name (the case event and the audit row would name the agent).
+    case = open_case(conversation)
+    data = {
+        "canal": str(cases_world.channel_a.pk),
+        "telefone": STAFF,
+        "nome": "",
+        "texto": f"#{case.short_id} 3 Só o gerente libera",
+        "id": "forged-1",
+    }
+    manager = (
+        Membership.objects.exclude(user=cases_world.agent)
+        .filter(organization=cases_world.org_a, role="manager")
+        .first()
+    )
+    assert manager is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        refused = cases_world.client_for(manager.user).post("/simulador/enviar/", data)
+    assert refused.status_code == 302
+    case.refresh_from_db()
+    assert case.status == CaseStatus.AWAITING_HUMAN
+    assert not Message.objects.filter(provider_message_id="forged-1").exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        own = cases_world.client_for(cases_world.agent).post(
+            "/simulador/enviar/", {**data, "id": "own-1"}
+        )
+    assert own.status_code == 302
+    case.refresh_from_db()
+    assert case.status == CaseStatus.ESCALATED
