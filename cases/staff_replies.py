@@ -181,6 +181,27 @@ def staff_whatsapp_answer(*, conversation: Conversation, text: str) -> str | Non
     if not membership.has_role("agent"):
         log.info("staff answer refused: role", extra=extra)
         return "O seu papel nesta organização não permite responder casos."
+    # Several commands typed within the burst window arrive joined: each "#código" line
+    # starts its own (a text typed on the next line still belongs to the one above).
+    replies = [_answer(membership, conversation, part) for part in command_parts(text)]
+    return "\n\n".join(replies) if replies else HELP_PT
+
+
+_STARTS_WITH_CODE = re.compile(r"^\s*#[0-9a-f]{4,32}\b", re.IGNORECASE)
+
+
+def command_parts(text: str) -> list[str]:
+    """The burst's text cut where a line starts with a case code."""
+    parts: list[list[str]] = []
+    for line in (text or "").splitlines():
+        if not parts or _STARTS_WITH_CODE.match(line):
+            parts.append([])
+        parts[-1].append(line)
+    return [joined for joined in ("\n".join(lines).strip() for lines in parts) if joined]
+
+
+def _answer(membership: Membership, conversation: Conversation, text: str) -> str:
+    extra = {"membership_id": str(membership.pk), "conversation_id": str(conversation.pk)}
     command = parse_command(text)
     if command is None:
         return HELP_PT

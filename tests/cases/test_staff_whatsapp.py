@@ -19,7 +19,7 @@ from cases.models import (
     NoticeStatus,
     StaffNumber,
 )
-from cases.staff_replies import HELP_PT, StaffCommand, parse_command
+from cases.staff_replies import HELP_PT, StaffCommand, command_parts, parse_command
 from conversation.models import Conversation, LlmCall, Message, Turn
 from tests.cases.conftest import PHONE, open_case, say
 
@@ -326,3 +326,35 @@ def test_the_simulator_speaks_for_no_other_member(
     assert own.status_code == 302
     case.refresh_from_db()
     assert case.status == CaseStatus.ESCALATED
+
+
+def test_two_commands_typed_together_answer_their_own_cases(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    # Lines typed within the burst window reach the turn joined, as one message with two
+    # lines does: each line starting with a code is its own command.
+    first, second = open_case(conversation), open_case(conversation, title="Outro")
+    staff_says(
+        cases_world,
+        f"#{first.short_id} 1 Reembolso feito\n#{second.short_id} 2 Qual o CPF do titular?",
+        "s-2",
+        django_capture_on_commit_callbacks,
+    )
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.status == CaseStatus.RESOLVED
+    assert CaseEvent.objects.get(case=first, kind="human_replied").body == "Reembolso feito"
+    assert (second.status, second.lead_request) == (
+        CaseStatus.AWAITING_LEAD,
+        "Qual o CPF do titular?",
+    )
+    (reply,) = staff_replies()
+    assert f"#{first.short_id}" in reply and f"#{second.short_id}" in reply
+
+
+@given(st.lists(st.text(alphabet="ab #1\n", max_size=12), max_size=6))
+def test_cutting_a_burst_into_commands_loses_no_line(lines):
+    text = "\n".join(lines)
+    parts = command_parts(text)
+    kept = [line.strip() for part in parts for line in part.splitlines() if line.strip()]
+    assert kept == [line.strip() for line in text.splitlines() if line.strip()]
