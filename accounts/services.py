@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from accounts import hooks
 from accounts.logging import request_id_var
 from accounts.models import AuditLog, Invitation, Membership, Organization, Role
 from accounts.selectors import invitation_token_hash
@@ -187,12 +188,10 @@ def membership_role_change(*, membership: Membership, actor: Any, role: str) -> 
         raise TeamError(_("A organização precisa de pelo menos um administrador."))
     membership.role = new_role
     membership.save(update_fields=["role"])
-    audit_log_write(
-        actor=actor,
-        action="membership.role_change",
-        resource=membership,
-        diff={"role": [old_role, new_role.value], "user_id": membership.user_id},
-    )
+    diff: dict[str, Any] = {"role": [old_role, new_role.value], "user_id": membership.user_id}
+    if not membership.has_role(Role.AGENT):  # a viewer answers nothing
+        diff["unassigned"] = hooks.unassign_member(membership, actor)
+    audit_log_write(actor=actor, action="membership.role_change", resource=membership, diff=diff)
     return membership
 
 
@@ -206,10 +205,11 @@ def membership_remove(*, membership: Membership, actor: Any) -> None:
         membership.organization_id, without=membership
     ):
         raise TeamError(_("A organização precisa de pelo menos um administrador."))
+    unassigned = hooks.unassign_member(membership, actor)
     audit_log_write(
         actor=actor,
         action="membership.remove",
         resource=membership,
-        diff={"role": membership.role, "user_id": membership.user_id},
+        diff={"role": membership.role, "user_id": membership.user_id, "unassigned": unassigned},
     )
     membership.delete()

@@ -8,12 +8,19 @@ class CasesConfig(AppConfig):
     verbose_name = "Casos humanos"
 
     def ready(self) -> None:
-        from cases.hooks import cancel_case_work
-        from conversation.hooks import register_cancel_pending
+        from cases.hooks import cancel_case_work, resume_case_work
+        from conversation.hooks import register_cancel_pending, register_resume_pending
 
         # Opt-out, handoff and closed conversations cancel the cases' follow-ups (and,
-        # on opt-out or close, the open cases themselves).
+        # on opt-out, close or erasure, the open cases themselves); giving a conversation
+        # back to the AI re-arms the follow-ups of its cases still waiting on the customer.
         register_cancel_pending(cancel_case_work)
+        register_resume_pending(resume_case_work)
+        # A member who leaves (or becomes a viewer) gives their open cases back to the team.
+        from accounts.hooks import register_unassign
+        from cases.hooks import unassign_cases
+
+        register_unassign(unassign_cases)
         # Erasing a contact (LGPD) blanks their cases and case timelines too.
         from cases.privacy import erase_contact_cases
         from conversation.hooks import register_contact_eraser

@@ -5,6 +5,9 @@ nothing the contact said, or was told, survives: title, summary, blocker, the re
 the customer and the conversation snapshot are blanked, and every event of those cases
 has its body and metadata replaced. Events are append-only for the application; the
 erasure's own transaction may rewrite them (``rls.erasure``), nothing else can.
+Its open cases end (cancelled, their reminders too): the conversation closes with the
+erasure, and a case left open would remind the team of a customer who is gone. Counted in
+the erasure's own audit row (no per-case row: nothing of the case may be said).
 Idempotent: a second run finds nothing left to blank.
 """
 
@@ -12,9 +15,17 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from accounts import rls
-from cases.models import Case, CaseEvent
+from cases.models import (
+    OPEN_STATUSES,
+    Case,
+    CaseEvent,
+    CaseReminder,
+    CaseStatus,
+    ReminderStatus,
+)
 from conversation.models import Contact
 from conversation.privacy import ERASED_TEXT
 
@@ -34,4 +45,10 @@ def erase_contact_cases(contact: Contact) -> int:
         )
         events = CaseEvent.objects.filter(case__in=cases).exclude(body=ERASED_TEXT, metadata={})
         redacted = events.erase(body=ERASED_TEXT, metadata={})
-    return int(blanked) + redacted
+        CaseReminder.objects.filter(case__in=cases, status=ReminderStatus.PENDING).update(
+            status=ReminderStatus.CANCELLED
+        )
+        ended = cases.filter(status__in=OPEN_STATUSES).update(
+            status=CaseStatus.CANCELLED, closed_at=timezone.now()
+        )
+    return int(blanked) + redacted + ended

@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.services import audit_log_write
-from conversation.hooks import cancel_pending_for_conversation
+from conversation.hooks import cancel_pending_for_conversation, resume_pending_for_conversation
 from conversation.models import (
     SILENCED_FOREVER,
     Conversation,
@@ -166,10 +166,14 @@ def handoff_return_to_ai(*, handoff: Handoff, actor: Any) -> Handoff:
         handoff.returned_at = timezone.now()
         handoff.returned_by = actor
         handoff.save(update_fields=["status", "returned_at", "returned_by"])
+        # A case still waiting on the customer gets its follow-ups back (the handoff
+        # cancelled them): it must not wait for ever, unflagged.
+        resumed = resume_pending_for_conversation(conversation)
         audit_log_write(
             actor=actor,
             action="handoff.return_to_ai",
             resource=handoff,
+            diff={"followups_resumed": resumed} if resumed else None,
         )
     return handoff
 

@@ -10,7 +10,10 @@ from django.core import mail
 from django.test import Client
 
 from accounts.models import AuditLog, Invitation, Membership
+from cases.services import case_assign
+from inbox.services import conversation_assign
 from tests import factories
+from tests.cases.conftest import enable_cases, open_case
 
 
 def _invite(client: Client, email: str, role: str = "agent", capture=None):
@@ -183,3 +186,43 @@ def test_a_link_that_expires_before_the_form_is_sent_leaves_no_account(
     assert "não vale mais" in response.content.decode()
     assert not get_user_model().objects.filter(username="tarde").exists()
     assert not Membership.objects.filter(user__username="tarde").exists()
+
+
+def _assigned_to_the_agent(world):
+    """An open case and a conversation the agent answers."""
+    enable_cases(world.agent_a)
+    conversation = factories.make_conversation(world.channel_a, phone="5511955551111")
+    case = open_case(conversation)
+    case_assign(case=case, actor=world.admin, assignee=world.agent)
+    membership = Membership.objects.get(user=world.agent, organization=world.org_a)
+    conversation_assign(conversation=conversation, assignee=membership, actor=world.admin)
+    return case, conversation, membership
+
+
+def test_a_removed_member_gives_their_cases_and_conversations_back_to_the_team(world):
+    case, conversation, membership = _assigned_to_the_agent(world)
+
+    world.client_for(world.admin).post(f"/accounts/equipe/{membership.pk}/remover/")
+
+    case.refresh_from_db()
+    conversation.refresh_from_db()
+    assert case.assigned_to_id is None and conversation.assigned_to_id is None
+    # Back in the queue the team works from.
+    listed = world.client_for(world.manager).get("/api/v1/ai/cases?resp=sem-responsavel")
+    assert str(case.pk) in listed.content.decode()
+    audit = AuditLog.objects.get(action="membership.remove")
+    assert audit.diff["unassigned"] == 2
+
+
+def test_a_member_made_a_viewer_gives_their_work_back_and_a_manager_keeps_it(world):
+    case, conversation, membership = _assigned_to_the_agent(world)
+    admin = world.client_for(world.admin)
+
+    admin.post(f"/accounts/equipe/{membership.pk}/papel/", {"role": "manager"})
+    case.refresh_from_db()
+    assert case.assigned_to_id == world.agent.pk  # a manager still answers
+
+    admin.post(f"/accounts/equipe/{membership.pk}/papel/", {"role": "viewer"})
+    case.refresh_from_db()
+    conversation.refresh_from_db()
+    assert case.assigned_to_id is None and conversation.assigned_to_id is None

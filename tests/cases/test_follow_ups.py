@@ -13,7 +13,9 @@ from cases import services, tasks
 from cases.models import Case, CaseEvent, CaseFollowUp, CaseReminder, CaseStatus
 from conversation import tasks as turn_tasks
 from conversation import turns
+from conversation.handoff import conversation_take_over, handoff_return_to_ai
 from conversation.models import Conversation, Message, Turn
+from conversation.privacy import contact_erase
 from tests.cases.conftest import open_case
 
 
@@ -231,3 +233,31 @@ def test_the_beat_sweep_fires_only_due_follow_ups(waiting, django_capture_on_com
         assert tasks.fire_due_follow_ups.apply().get() == 1
 
     assert Turn.objects.filter(trigger_kind="follow_up", outcome="replied").count() == 1
+
+
+def test_a_case_waiting_on_the_customer_gets_its_follow_up_back_when_the_ai_does(
+    waiting, cases_world
+):
+    # A person takes the conversation (its follow-ups are cancelled), then gives it back:
+    # the case still waits on the customer, so it is followed up again, not left waiting
+    # for ever unflagged (no follow-up, no flag, no answer the page accepts).
+    conversation = waiting.conversation
+    handoff = conversation_take_over(conversation=conversation, actor=cases_world.agent)
+    assert not CaseFollowUp.objects.filter(case=waiting, status="pending").exists()
+
+    handoff_return_to_ai(handoff=handoff, actor=cases_world.agent)
+
+    follow_up = pending(waiting)
+    expected = timezone.now() + services.follow_up_delay()
+    assert abs((follow_up.due_at - expected).total_seconds()) < 5
+    turn = fire(waiting)
+    assert Message.objects.filter(direction="outbound", turn=turn).exists()
+    assert AuditLog.objects.get(action="handoff.return_to_ai").diff == {"followups_resumed": 1}
+
+
+def test_erasing_the_customer_cancels_their_open_cases(waiting, cases_world):
+    contact_erase(contact=waiting.conversation.contact, actor=cases_world.admin)
+
+    waiting.refresh_from_db()
+    assert waiting.status == CaseStatus.CANCELLED
+    assert not CaseReminder.objects.filter(case=waiting, status="pending").exists()
