@@ -202,15 +202,18 @@ def _conversation_of(
     no resolved conversation to reopen, and no open one another delivery could race to
     create (nobody else sees the contact before this transaction commits; a concurrent first
     message of the same phone waits on the contact's unique index, then finds it)."""
+    phone, new_lid = inbound.from_phone, ""
+    if inbound.from_lid:  # WAHA only; the common payload costs nothing more
+        phone, new_lid = _phone_of_lid(channel.organization_id, phone, inbound.from_lid)
     known: Any = _KNOWN.first(
-        channel.pk, channel.organization_id, inbound.from_phone, inbound.provider_message_id
+        channel.pk, channel.organization_id, phone, inbound.provider_message_id
     )
     if known is not None:
         return (None if known.event_stored else known), False
     contact, created = Contact.objects.get_or_create(
         organization_id=channel.organization_id,
-        phone=inbound.from_phone,
-        defaults={"name": inbound.from_name[:120]},
+        phone=phone,
+        defaults={"name": inbound.from_name[:120], "whatsapp_lid": new_lid},
     )
     if created:
         conversation = Conversation.objects.create(
@@ -224,6 +227,36 @@ def _conversation_of(
         return None, False
     reopen = not inbound.from_me
     return open_conversation_for(channel, contact, reopen=reopen, none_open=True), False
+
+
+def _phone_of_lid(organization_id: uuid.UUID, phone: str, lid: str) -> tuple[str, str]:
+    """The phone that keys the contact of a WhatsApp ``lid`` (linking the two on the way),
+    and the lid a contact created for that phone should carry ("" when another holds it).
+
+    WhatsApp is moving to hidden ids: an engine sends the lid with the phone only sometimes.
+    Keyed by what each payload happened to carry, one customer became two contacts, and one
+    a person had taken over (``force_human``) got the bot again on the other. So: a payload
+    with the lid only reaches the contact the lid was seen with; one with both records the lid
+    on the phone's contact — or, for a contact first seen by lid alone, gives it its phone."""
+    linked = (
+        Contact.objects.filter(organization_id=organization_id, whatsapp_lid=lid)
+        .only("pk", "phone")
+        .first()
+    )
+    if linked is None:
+        if phone != lid:  # the phone's contact, if it exists, learns its lid
+            Contact.objects.filter(
+                organization_id=organization_id, phone=phone, whatsapp_lid=""
+            ).update(whatsapp_lid=lid)
+        return phone, lid
+    if phone == lid:  # only the lid: the contact it was seen with
+        return linked.phone, ""
+    if (
+        linked.phone == lid
+        and not Contact.objects.filter(organization_id=organization_id, phone=phone).exists()
+    ):
+        Contact.objects.filter(pk=linked.pk).update(phone=phone)  # first seen by lid alone
+    return phone, ""
 
 
 def _store_inbound(

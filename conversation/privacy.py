@@ -98,9 +98,12 @@ def contact_erase(*, contact: Contact, actor: Any) -> Erasure:
         others = hooks.erase_contact_elsewhere(contact)  # cases: cases.privacy
         contact.name = ""
         contact.phone = f"{ERASED_PHONE_PREFIX}{uuid.uuid4().hex[:20]}"
+        contact.whatsapp_lid = ""
         contact.opted_out_at = contact.opted_out_at or now
         contact.force_human = False
-        contact.save(update_fields=["name", "phone", "opted_out_at", "force_human"])
+        contact.save(
+            update_fields=["name", "phone", "whatsapp_lid", "opted_out_at", "force_human"]
+        )
         result = Erasure(
             messages=erased,
             media_files=media,

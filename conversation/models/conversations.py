@@ -20,6 +20,9 @@ from .channels import ChannelSession
 
 class Contact(TenantModel):
     phone = models.CharField(_("telefone"), max_length=64)  # E.164 digits or a WhatsApp @lid id
+    # WhatsApp's hidden "linked id" (``123@lid``) once a payload revealed it: a message that
+    # carries only the lid reaches the contact known by phone (conversation.inbound).
+    whatsapp_lid = models.CharField(_("id oculto do WhatsApp"), max_length=64, blank=True)
     name = models.CharField(_("nome"), max_length=120, blank=True)
     force_human = models.BooleanField(_("só humano"), default=False)
     opted_out_at = models.DateTimeField(_("descadastrado em"), null=True, blank=True)
@@ -27,7 +30,12 @@ class Contact(TenantModel):
     class Meta:
         ordering = ["name", "phone"]
         constraints = [
-            models.UniqueConstraint(fields=["organization", "phone"], name="uniq_contact_phone")
+            models.UniqueConstraint(fields=["organization", "phone"], name="uniq_contact_phone"),
+            models.UniqueConstraint(
+                fields=["organization", "whatsapp_lid"],
+                condition=~Q(whatsapp_lid=""),
+                name="uniq_contact_lid",
+            ),
         ]
         verbose_name = _("contato")
         verbose_name_plural = _("contatos")
