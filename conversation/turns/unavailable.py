@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 
 from conversation.handoff import perform_human_handoff
-from conversation.models import HandoffReason, LlmUnavailableAction, TurnOutcome
+from conversation.models import HandoffReason, LlmUnavailableAction, TriggerKind, TurnOutcome
 
 from .context import TurnContext
 from .guards import send_system
@@ -49,7 +49,9 @@ def model_unavailable(ctx: TurnContext, error_code: str, now: datetime) -> str:
         delay = settings.TURN_LLM_RETRY_DELAY_S * 2 ** max(turn.attempts - 1, 0)
         ctx.retry_at = now + timedelta(seconds=delay)
         notified = bool((turn.trace or {}).get("model_down"))  # an earlier attempt's trace
-        if not notified:
+        # "Recebi sua mensagem" only to a customer who wrote one: a case reply or a
+        # follow-up is the team's turn, and it simply comes a little later.
+        if not notified and turn.trigger_kind == TriggerKind.INBOUND:
             send_system(ctx, UNAVAILABLE_RETRY_NOTICE)
         ctx.trace["model_down"] = {
             "action": "retry",
@@ -60,11 +62,15 @@ def model_unavailable(ctx: TurnContext, error_code: str, now: datetime) -> str:
         return TurnOutcome.PENDING
     send_system(ctx, UNAVAILABLE_HANDOFF_NOTICE)
     conversation = ctx.conversation
+    # A case answer the AI could not relay goes to the person in the briefing: the member
+    # was told the AI would tell the customer, and now a person must.
+    untold = f"Ainda não repassado ao cliente: {ctx.reentry}" if ctx.reentry else ""
     ctx.defer(
         lambda: perform_human_handoff(
             conversation=conversation,
             reason_code=HandoffReason.LLM_UNAVAILABLE,
             reason=f"O modelo ficou indisponível ({error_code}).",
+            briefing_extra=untold,
         )
     )
     ctx.handed_off = True

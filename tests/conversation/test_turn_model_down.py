@@ -12,11 +12,13 @@ import time_machine
 from django.test import Client
 from django.utils import timezone
 
+from cases import services as case_services
 from conversation import dispatch
 from conversation.models import Handoff, Message, Turn
 from conversation.sweeper import sweep_due_work
 from conversation.turns.unavailable import UNAVAILABLE_HANDOFF_NOTICE, UNAVAILABLE_RETRY_NOTICE
 from tests import factories
+from tests.cases.conftest import open_case
 from tests.conftest import simulator_post
 from tests.fakes.anthropic_bodies import recorded, tool_use_response
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
@@ -150,3 +152,35 @@ def test_a_retrying_agent_hands_off_at_once_when_a_retry_cannot_help(
     )
     assert outbound() == [("system", UNAVAILABLE_HANDOFF_NOTICE)]
     assert Handoff.objects.get().reason_code == "llm_unavailable"
+
+
+@pytest.mark.parametrize("action", ["handoff", "retry"])
+def test_a_case_answer_the_model_cannot_relay_reaches_the_customer_through_a_person(
+    claude, world, settings, django_capture_on_commit_callbacks, action
+):
+    # The team resolved a case while the model is down. The member was told "A IA vai
+    # contar ao cliente": the relay turn must not claim "Recebi sua mensagem" (the customer
+    # wrote nothing), and when it hands off, the person gets the team's note to pass on.
+    settings.TURN_MAX_ATTEMPTS = 1  # the retrying agent gives up at once here
+    agent = factories.make_agent(
+        world.org_a,
+        "Claude",
+        provider="anthropic",
+        model="claude-haiku-4-5",
+        cases_enabled=True,
+        llm_unavailable_action=action,
+    )
+    channel = factories.make_channel(world.org_a, agent=agent)
+    conversation = factories.make_conversation(channel)
+    case = open_case(conversation)
+    claude.enqueue(OVERLOADED, OVERLOADED)
+    with django_capture_on_commit_callbacks(execute=True):
+        case_services.case_answer(
+            case=case, actor=world.agent, action="resolved", text="Estorno feito, cai em 2 dias"
+        )
+
+    bodies = [body for _, body in outbound()]
+    assert UNAVAILABLE_RETRY_NOTICE not in bodies
+    assert UNAVAILABLE_HANDOFF_NOTICE in bodies
+    handoff = Handoff.objects.get(conversation=conversation)
+    assert "Estorno feito, cai em 2 dias" in handoff.briefing
