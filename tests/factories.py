@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -19,6 +20,7 @@ from conversation.models import (
     Message,
     MessageStatus,
     SenderKind,
+    Turn,
 )
 
 _seq = itertools.count(1)
@@ -77,6 +79,21 @@ def make_message(conversation: Conversation, body: str = "oi", **fields: Any) ->
         channel=conversation.channel,
         body=body,
         **defaults,
+    )
+
+
+def make_turn(conversation: Conversation, **fields: Any) -> Turn:
+    """A finished inbound turn of ``conversation`` (a unique trigger key per row)."""
+    defaults: dict[str, Any] = {
+        "trigger_kind": "inbound_message",
+        "trigger_key": f"k-{uuid.uuid4().hex}",
+        "status": "done",
+        "outcome": "replied",
+        "latency_ms": 30,
+    }
+    defaults.update(fields)
+    return Turn.objects.create(
+        organization=conversation.organization, conversation=conversation, **defaults
     )
 
 

@@ -15,14 +15,8 @@ UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 
 
 def _turn(conversation, agent, **trace):
-    return Turn.objects.create(
-        organization=conversation.organization,
-        conversation=conversation,
-        trigger_kind="inbound_message",
-        trigger_key=f"k-{Turn.objects.count()}",
-        status="done",
-        outcome="replied",
-        latency_ms=30,
+    return factories.make_turn(
+        conversation,
         agent_version=agent.published_version,
         trace={"agent_id": str(agent.pk), **trace},
     )

@@ -10,7 +10,7 @@ import respx
 from django.utils import timezone
 
 from conversation.handoff import perform_human_handoff
-from conversation.models import HandoffReason, Message, SenderKind, Turn
+from conversation.models import HandoffReason, Message, SenderKind
 from conversation.outbox import outbound_enqueue
 from tests import factories
 from tests.conversation._outbox_support import drop_delayed, virtual_clock
@@ -114,17 +114,6 @@ def json_body(call) -> dict:
     return json.loads(call.request.content)
 
 
-def _turn(conversation, outcome):
-    return Turn.objects.create(
-        organization=conversation.organization,
-        conversation=conversation,
-        trigger_kind="inbound_message",
-        trigger_key=f"k-{Turn.objects.count()}",
-        status="done",
-        outcome=outcome,
-    )
-
-
 @respx.mock
 def test_an_ai_reply_is_not_sent_once_a_person_took_the_conversation_over(
     world, monkeypatch, django_capture_on_commit_callbacks
@@ -165,7 +154,7 @@ def test_the_last_words_of_a_turn_that_handed_off_itself_are_sent(
         return_value=httpx.Response(201, json={"id": {"_serialized": "true_x@c.us_H2"}})
     )
     conversation = waha_conversation(world)
-    turn = _turn(conversation, "handoff")
+    turn = factories.make_turn(conversation, outcome="handoff")
     with django_capture_on_commit_callbacks(execute=True):
         perform_human_handoff(conversation=conversation, reason_code=HandoffReason.LOW_CONFIDENCE)
         farewell = outbound_enqueue(

@@ -11,7 +11,6 @@ from conversation.models import (
     Handoff,
     LlmCall,
     Message,
-    Turn,
 )
 from tests import factories
 
@@ -30,20 +29,6 @@ def _conversations(channel, n, *, start=0):
         conversation.save(update_fields=["last_message_at"])
         rows.append(conversation)
     return rows
-
-
-def _turn(conversation, **fields):
-    defaults = {
-        "trigger_kind": "inbound_message",
-        "trigger_key": f"k-{Turn.objects.count()}",
-        "status": "done",
-        "outcome": "replied",
-        "latency_ms": 42,
-    }
-    defaults.update(fields)
-    return Turn.objects.create(
-        organization=conversation.organization, conversation=conversation, **defaults
-    )
 
 
 def test_conversation_list_shows_own_org_conversations_only(world):
@@ -111,8 +96,9 @@ def test_conversation_detail_shows_messages_turns_trace_and_calls(world):
     conversation = factories.make_conversation(world.channel_a)
     factories.make_message(conversation, "qual o prazo?")
     doc = factories.make_document(world.org_a, "Prazos", "Entregamos em 3 dias.")
-    turn = _turn(
+    turn = factories.make_turn(
         conversation,
+        latency_ms=42,
         agent_version=world.agent_a.published_version,
         trace={
             "batch": 1,
@@ -177,7 +163,7 @@ def test_conversation_detail_query_count_is_constant(world, django_assert_num_qu
     conversation = factories.make_conversation(world.channel_a)
     client = world.client_for(world.viewer)
     for i in range(3):
-        turn = _turn(conversation, trace={"batch": 1})
+        turn = factories.make_turn(conversation, trace={"batch": 1})
         factories.make_message(conversation, f"linha {i}", turn=turn)
         LlmCall.objects.create(
             organization=world.org_a,
