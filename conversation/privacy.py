@@ -101,9 +101,7 @@ def contact_erase(*, contact: Contact, actor: Any) -> Erasure:
         contact.whatsapp_lid = ""
         contact.opted_out_at = contact.opted_out_at or now
         contact.force_human = False
-        contact.save(
-            update_fields=["name", "phone", "whatsapp_lid", "opted_out_at", "force_human"]
-        )
+        contact.save(update_fields=["name", "phone", "whatsapp_lid", "opted_out_at", "force_human"])
         result = Erasure(
             messages=erased,
             media_files=media,
