@@ -3,6 +3,7 @@ the error pages' views (CSRF failure)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.contrib import messages
@@ -13,7 +14,7 @@ from django.contrib.auth.forms import SetPasswordForm
 from django.contrib.auth.tokens import default_token_generator
 from django.contrib.messages.views import SuccessMessageMixin
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse, reverse_lazy
@@ -52,10 +53,12 @@ class LoginView(auth_views.LoginView):
 @login_required
 @require_POST
 def switch_organization(request: HttpRequest) -> HttpResponse:
-    # Only among the user's own memberships: another org's id is a 404.
-    membership = get_object_or_404(
-        Membership, user=request.user, organization_id=request.POST.get("organization")
-    )
+    # Only among the user's own memberships: another org's id, or no id at all, is a 404.
+    try:
+        organization_id = uuid.UUID(str(request.POST.get("organization", "")))
+    except ValueError:
+        raise Http404 from None
+    membership = get_object_or_404(Membership, user=request.user, organization_id=organization_id)
     request.session[SESSION_ORG_KEY] = str(membership.organization_id)
     return redirect("conversation:conversations")
 

@@ -124,6 +124,13 @@ def test_org_switch_to_an_org_without_membership_is_404(world):
     assert SESSION_ORG_KEY not in client.session
 
 
+@pytest.mark.parametrize("value", ["", "nao-e-um-id", "1; DROP TABLE", None])
+def test_org_switch_with_no_valid_id_is_404_not_an_error(world, value):
+    client = world.client_for(world.agent)
+    data = {} if value is None else {"organization": value}
+    assert client.post("/accounts/org/switch/", data).status_code == 404
+
+
 def test_logout_is_a_post_form(world):
     client = world.client_for(world.viewer)
     assert 'action="/accounts/logout/"' in client.get("/").content.decode()
