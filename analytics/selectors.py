@@ -30,6 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import FloatField, Func, Q
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Organization
 from analytics import rollups
@@ -38,19 +39,19 @@ from analytics.prices import ZERO, PriceBook, Tokens
 from cases.models import Case, CaseEvent
 from conversation.models import Agent, ChannelSession, Conversation, HandoffReason, LlmCall
 
-ROUTE_LABELS = {
-    "classified": "Classificada",
-    "sticky": "Manteve o agente",
-    "reclassified": "Mudou de assunto",
-    "fallback": "Agente de reserva",
-    "no_match": "Sem intenção",
-    "classifier_failed": "Falha do classificador",
+ROUTE_LABELS: dict[str, Any] = {
+    "classified": _("Classificada"),
+    "sticky": _("Manteve o agente"),
+    "reclassified": _("Mudou de assunto"),
+    "fallback": _("Agente de reserva"),
+    "no_match": _("Sem intenção"),
+    "classifier_failed": _("Falha do classificador"),
 }
-WAIT_REASONS = {
-    "new_case": "Caso novo → equipe",
-    "customer_answered": "Cliente respondeu → equipe",
-    "customer_unresponsive": "Cliente sem resposta → equipe",
-    "awaiting_customer": "Equipe perguntou → cliente",
+WAIT_REASONS: dict[str, Any] = {
+    "new_case": _("Caso novo → equipe"),
+    "customer_answered": _("Cliente respondeu → equipe"),
+    "customer_unresponsive": _("Cliente sem resposta → equipe"),
+    "awaiting_customer": _("Equipe perguntou → cliente"),
 }
 NONE_LABEL = "—"
 
@@ -274,7 +275,7 @@ def _rows(
 
 
 def _shares(
-    totals: dict[str, int], prefix: str, labels: dict[str, str], whole_key: str
+    totals: dict[str, int], prefix: str, labels: dict[str, Any], whole_key: str
 ) -> tuple[Share, ...]:
     whole = totals.get(whole_key, 0)
     found = [
@@ -354,7 +355,8 @@ def case_figures(
         first_answer=Durations.of(first_answers),
         resolution=Durations.of(resolution),
         waits=tuple(
-            (key, label, Durations.of(waits.get(key, []))) for key, label in WAIT_REASONS.items()
+            (key, str(label), Durations.of(waits.get(key, [])))
+            for key, label in WAIT_REASONS.items()
         ),
     )
 

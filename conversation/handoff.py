@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.services import audit_log_write
 from conversation.hooks import cancel_pending_for_conversation, resume_pending_for_conversation
@@ -35,14 +36,18 @@ def build_briefing(conversation: Conversation, *, extra: str = "") -> str:
         ]
     )
     who = {
-        SenderKind.CUSTOMER: "Cliente",
-        SenderKind.AI: "IA",
-        SenderKind.HUMAN: "Equipe",
-        SenderKind.SYSTEM: "Sistema",
+        SenderKind.CUSTOMER: _("Cliente"),
+        SenderKind.AI: _("IA"),
+        SenderKind.HUMAN: _("Equipe"),
+        SenderKind.SYSTEM: _("Sistema"),
     }
     transcript = "\n".join(f"{who[SenderKind(m.sender_kind)]}: {m.body}" for m in reversed(lines))
     parts = [extra.strip()] if extra.strip() else []
-    parts.append(f"Últimas mensagens:\n{transcript}" if transcript else "Sem mensagens ainda.")
+    parts.append(
+        _("Últimas mensagens:\n%(transcript)s") % {"transcript": transcript}
+        if transcript
+        else _("Sem mensagens ainda.")
+    )
     return "\n\n".join(parts)
 
 

@@ -12,10 +12,12 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_lazy as _
+
 # Colour-blind-safe palette (Okabe-Ito, without the near-white); "no intent" is grey.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
 NO_INTENT_COLOR = "#9AA0A6"
-NO_INTENT_LABEL = "sem intenção (reserva ou padrão)"
+NO_INTENT_LABEL = _("sem intenção (reserva ou padrão)")
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def stacked_bars(
                     width=round(bar_width, 2),
                     height=round(h, 2),
                     color=colors[name],
-                    label=name or NO_INTENT_LABEL,
+                    label=name or str(NO_INTENT_LABEL),
                     count=count,
                     day=day,
                 )
@@ -123,7 +125,7 @@ def stacked_bars(
         Tick(round(bottom - v * scale, 2), str(v)) for v in sorted({0, top_value // 2, top_value})
     )
     legend = tuple(
-        LegendItem(colors[name], name or NO_INTENT_LABEL, sum(values))
+        LegendItem(colors[name], name or str(NO_INTENT_LABEL), sum(values))
         for name, values in series.items()
         if sum(values)
     )
