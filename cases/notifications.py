@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.services import audit_log_write
@@ -106,28 +107,34 @@ def notice_deliver(event_id: str, *, now: Any = None) -> NoticeOutcome:
         return NoticeOutcome("")
     notice = _notice_for(event, config)
     now = now or timezone.now()
+    # Claim the attempt, send with no transaction open, then record it (DESIGN §5: no
+    # database lock is held across the network). The claim is the attempt counter moving
+    # on: a concurrent delivery that finds it moved sends nothing.
+    notice = CaseNotice.objects.select_related("channel").get(pk=notice.pk)
+    if notice.status != NoticeStatus.PENDING:
+        return NoticeOutcome(notice.status)
+    claimed = CaseNotice.objects.filter(
+        pk=notice.pk, status=NoticeStatus.PENDING, attempts=notice.attempts
+    ).update(attempts=F("attempts") + 1)
+    if not claimed:
+        return NoticeOutcome(NoticeStatus.PENDING)  # another delivery has this attempt
+    notice.attempts += 1
+    attempted, error, provider_id, retryable = _attempt(notice, event, now)
+    outcome, retry_in = attempted, 0
+    if outcome == NoticeStatus.FAILED and retryable and notice.attempts < MAX_NOTICE_ATTEMPTS:
+        outcome, retry_in = NoticeStatus.PENDING, NOTICE_BACKOFF_S * notice.attempts
     with transaction.atomic():
-        notice = CaseNotice.objects.select_for_update().get(pk=notice.pk)
-        if notice.status in (NoticeStatus.SENT, NoticeStatus.SKIPPED, NoticeStatus.FAILED):
-            return NoticeOutcome(notice.status)
-        notice.attempts += 1
-        outcome, error, provider_id, retryable = _attempt(notice, event, now)
         CaseNoticeAttempt.objects.create(
             organization_id=notice.organization_id,
             notice=notice,
             number=notice.attempts,
-            outcome=outcome,
+            outcome=attempted,
             error_code=error[:64],
         )
-        retry_in = 0
-        if outcome == NoticeStatus.FAILED and retryable and notice.attempts < MAX_NOTICE_ATTEMPTS:
-            outcome, retry_in = NoticeStatus.PENDING, NOTICE_BACKOFF_S * notice.attempts
         notice.status, notice.last_error = outcome, error[:64]
         if outcome == NoticeStatus.SENT:
             notice.sent_at, notice.provider_message_id = now, provider_id
-        notice.save(
-            update_fields=["status", "attempts", "last_error", "sent_at", "provider_message_id"]
-        )
+        notice.save(update_fields=["status", "last_error", "sent_at", "provider_message_id"])
     log.info(
         "case notice attempt",
         extra={"notice_id": str(notice.pk), "status": notice.status, "error": error},

@@ -16,6 +16,7 @@ from accounts import rls
 from cases import notifications, services
 from cases.models import CaseEvent
 from conversation.dispatch import enqueue
+from conversation.turns.tenancy import runs_in_tenant_session_of
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,9 @@ def watch_stale_cases() -> int:
 
 
 @shared_task(name="cases.deliver_case_notice", autoretry_for=(OperationalError,), max_retries=3)
-@rls.runs_in_tenant_of(CaseEvent, "event_id")
+# Short transactions of its own, like a turn: the notice is claimed, sent with no transaction
+# open (a slow provider holds no connection nor row), then recorded.
+@runs_in_tenant_session_of(CaseEvent, "event_id")
 def deliver_case_notice(event_id: str) -> str:
     outcome = notifications.notice_deliver(event_id)
     if outcome.retry_in:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
 import time_machine
-from django.db import transaction
+from django.db import connection, transaction
 
 from accounts.models import AuditLog
 from cases import notifications, services, tasks
@@ -258,3 +259,31 @@ def test_the_official_api_refuses_free_text_to_the_staff_number_and_it_is_logged
     assert outcome.status == "failed"
     attempt = CaseNoticeAttempt.objects.get()
     assert (attempt.outcome, attempt.error_code) == ("failed", "outside_service_window")
+
+
+class LockCheckingAdapter(FakeAdapter):
+    """Fails the test if the provider is called with a transaction (and its row lock) open."""
+
+    def send_text(self, config, *, to, body, last_inbound_at, now, reply_to=None) -> SendResult:
+        assert not connection.in_atomic_block, "a transaction is open across the provider call"
+        return super().send_text(config, to=to, body=body, last_inbound_at=last_inbound_at, now=now)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_notice_is_sent_with_no_transaction_open_and_recorded_after(
+    conversation, cases_world, monkeypatch
+):
+    # DESIGN §5: no database lock is held across the network (a slow provider would hold a
+    # connection and the notice row for its whole timeout).
+    enable_notice(cases_world)
+    adapter = LockCheckingAdapter()
+    monkeypatch.setattr(notifications, "get_adapter", lambda provider: adapter)
+    case = open_case(conversation)
+    opened = case.events.get(kind="opened")
+
+    outcome = notifications.notice_deliver(str(opened.pk))
+    again = notifications.notice_deliver(str(opened.pk))  # a redelivery sends nothing more
+
+    assert (outcome.status, again.status) == ("sent", "sent")
+    assert len(adapter.sent) == 1
+    assert list(CaseNoticeAttempt.objects.values_list("number", "outcome")) == [(1, "sent")]
