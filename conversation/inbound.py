@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -16,6 +16,7 @@ from accounts.db.compiled import CompiledQuery
 from accounts.services import audit_log_write
 from conversation.channels.base import InboundMessage, ParsedWebhook
 from conversation.channels.media import columns_for
+from conversation.channels.transport import UNKNOWN_ID_PREFIX
 from conversation.dispatch import enqueue
 from conversation.models import (
     ChannelSession,
@@ -30,6 +31,9 @@ from conversation.models import (
 from conversation.outbox import outbound_status_update
 
 log = logging.getLogger(__name__)
+
+# How long after our send its echo may still come to adopt the id (the echo is near-instant).
+ECHO_ADOPTION_WINDOW = timedelta(hours=1)
 
 
 @dataclass
@@ -259,6 +263,32 @@ def _phone_of_lid(organization_id: uuid.UUID, phone: str, lid: str) -> tuple[str
     return phone, ""
 
 
+def _adopted_by_our_send(conversation: Conversation, inbound: InboundMessage) -> bool:
+    """The echo of one of our sends that the provider accepted without telling its id
+    (WAHA answering 201 with no body: stored under a local ``unknown-`` id): that send takes
+    the echo's id (its receipts then find it) and no second row is written."""
+    recent = timezone.now() - ECHO_ADOPTION_WINDOW
+    ours = (
+        Message.objects.filter(
+            conversation=conversation,
+            direction=Direction.OUTBOUND,
+            provider_message_id__startswith=UNKNOWN_ID_PREFIX,
+            body=inbound.body,
+            created_at__gte=recent,
+        )
+        .order_by("-created_at")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if ours is None:
+        return False
+    return bool(
+        Message.objects.filter(pk=ours, provider_message_id__startswith=UNKNOWN_ID_PREFIX).update(
+            provider_message_id=inbound.provider_message_id
+        )
+    )
+
+
 def _store_inbound(
     channel: ChannelSession, inbound: InboundMessage, result: ReceiveResult, *, savepoint: bool
 ) -> Message | None:
@@ -267,6 +297,9 @@ def _store_inbound(
         result.duplicates += 1  # a redelivery, or the echo of a message we sent
         return None
     if inbound.from_me:
+        if _adopted_by_our_send(conversation, inbound):
+            result.duplicates += 1  # the echo of a send whose id the provider did not tell
+            return None
         # Someone typed on the business phone itself: keep it in the history, no turn.
         direction, sender, status = Direction.OUTBOUND, SenderKind.HUMAN, MessageStatus.SENT
     else:

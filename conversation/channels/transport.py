@@ -198,13 +198,17 @@ def classify_status(status: int) -> tuple[str, bool]:
     return "rejected", False
 
 
+# The local id of a message the provider accepted without telling its id.
+UNKNOWN_ID_PREFIX = "unknown-"
+
+
 def fallback_message_id(provider: str) -> str:
     """Id for a message the provider accepted (2xx) without telling us its id.
 
     Raising would make the outbox mark a delivered message as failed (or, worse, resend it), so
     the send counts as done under a unique local id; status updates for it will not match.
     """
-    message_id = f"unknown-{uuid.uuid4().hex}"
+    message_id = f"{UNKNOWN_ID_PREFIX}{uuid.uuid4().hex}"
     logger.warning(
         "provider accepted a message without returning its id",
         extra={"provider": provider, "provider_message_id": message_id},

@@ -268,10 +268,20 @@ def record_sent(claim: Claim, result: SendResult, now: datetime, policy: OutboxP
         with transaction.atomic():
             updated = _claimed(claim).update(**changes)
     except IntegrityError:
-        # The provider's echo of this very send (WAHA ``fromMe``) was stored first under the
-        # same id: keep ours as sent without the id rather than fail (and re-send) it.
-        log.warning("outbound id already stored (echo)", extra=_ids(message))
-        updated = _claimed(claim).update(**{**changes, "provider_message_id": ""})
+        # The provider's echo of this very send (WAHA ``fromMe``, often posted before the
+        # send's HTTP answer) was stored first under the same id, as a line typed on the
+        # business phone: it is this message. The echo's row goes; ours keeps the id, so its
+        # delivery receipts find it and the history holds the reply once, as the AI's.
+        log.info("outbound echo stored first: merged into the send", extra=_ids(message))
+        with transaction.atomic():
+            Message.objects.filter(
+                channel_id=message.channel_id,
+                provider_message_id=result.provider_message_id,
+                direction=Direction.OUTBOUND,
+                sender_kind=SenderKind.HUMAN,
+                sent_by__isnull=True,
+            ).exclude(pk=message.pk).delete()
+            updated = _claimed(claim).update(**changes)
     if not updated:
         log.warning("outbound claim lost while sending (lease lapsed)", extra=_ids(message))
         return Recorded("stale")

@@ -201,7 +201,7 @@ def test_delivering_a_reply_takes_five_queries(world, django_capture_on_commit_c
     assert provider.texts() == ["oi"]
 
 
-def test_a_send_whose_echo_was_stored_first_still_ends_sent(
+def test_a_send_whose_echo_was_stored_first_keeps_its_id_and_the_echo_row_goes(
     world, django_capture_on_commit_callbacks
 ):
     conversation = waha_conversation(waha_channel(world.org_a))
@@ -225,7 +225,10 @@ def test_a_send_whose_echo_was_stored_first_still_ends_sent(
         with django_capture_on_commit_callbacks(execute=True):
             reply = outbox.outbound_enqueue(conversation=conversation, body="oi", sender_kind="ai")
     reply.refresh_from_db()
-    assert (reply.status, reply.provider_message_id) == ("sent", "")
+    assert (reply.status, reply.provider_message_id) == ("sent", "true_echo_1")
+    # The history holds the reply once, as the AI's (the model reads it; the briefing too).
+    outbound = Message.objects.filter(conversation=conversation, direction="outbound")
+    assert list(outbound.values_list("sender_kind", flat=True)) == ["ai"]
 
 
 def test_a_reply_with_nul_or_a_lone_surrogate_is_stored_clean(world):

@@ -8,9 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+import respx
 from django.test import Client
 
 from conversation.models import Message, MessageStatus, Turn
+from conversation.outbox import outbound_enqueue
 from tests import factories
 from tests.conftest import simulator_post
 
@@ -224,3 +226,47 @@ def test_meta_subscription_is_refused_while_no_verify_token_is_configured(world)
         {"hub.mode": "subscribe", "hub.verify_token": "", "hub.challenge": "42"},
     )
     assert response.status_code == 403
+
+
+def test_the_echo_of_a_send_waha_accepted_without_an_id_gives_the_send_its_id(
+    world, django_capture_on_commit_callbacks
+):
+    # WAHA (WEBJS) may answer sendText 201 with no body: the send is stored as sent under a
+    # local "unknown-" id. Its ``fromMe`` echo then carries the real id: it is that send, not
+    # a line typed on the business phone, and its receipts must find it.
+    channel = factories.make_channel(
+        world.org_a,
+        "waha",
+        agent=world.agent_a,
+        external_id="default",
+        api_base_url="http://waha.local",
+        api_token="k",
+    )
+    conversation = factories.make_conversation(channel, phone="5511988887777")
+    with respx.mock() as mock:
+        mock.post("http://waha.local/api/sendText").respond(201)
+        with django_capture_on_commit_callbacks(execute=True):
+            reply = outbound_enqueue(
+                conversation=conversation, body="Seu pedido saiu.", sender_kind="ai"
+            )
+    reply.refresh_from_db()
+    assert reply.status == "sent" and reply.provider_message_id.startswith("unknown-")
+
+    event = json.loads((FIXTURES / "waha" / "event_message_full_webjs_docs2023.json").read_text())
+    event["payload"].update(
+        id="true_5511988887777@c.us_ECHO2",
+        fromMe=True,
+        body="Seu pedido saiu.",
+        to="5511988887777@c.us",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = waha_post(Client(), channel, json.dumps(event).encode(), channel.webhook_secret)
+
+    assert response.status_code == 200
+    reply.refresh_from_db()
+    assert reply.provider_message_id == "true_5511988887777@c.us_ECHO2"
+    assert list(
+        Message.objects.filter(conversation=conversation, direction="outbound").values_list(
+            "sender_kind", flat=True
+        )
+    ) == ["ai"]
