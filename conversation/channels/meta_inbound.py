@@ -192,8 +192,7 @@ def _content(raw: dict[str, Any]) -> tuple[str, str, str | None]:
         return "location", location_text(detail, ("name", "address")), None
     if kind == "contacts":
         people = [
-            optional_str(dig(c, "name", "formatted_name"))
-            for c in optional_list(raw.get("contacts"), "messages[].contacts")
+            _shared_contact(c) for c in optional_list(raw.get("contacts"), "messages[].contacts")
         ]
         label = ", ".join(p for p in people if p)
         return "contacts", f"{placeholder('contacts')} {label}".strip(), None
@@ -203,8 +202,15 @@ def _content(raw: dict[str, Any]) -> tuple[str, str, str | None]:
         body = f"{placeholder('reaction')} {emoji}".strip() if emoji else "[reação removida]"
         return "reaction", body, target
     if kind == "order":
-        note = optional_str(detail.get("text"))
-        return "order", f"{placeholder('order')} {note}".strip(), None
+        # What the customer put in the cart is the order: the agent reads it as a line.
+        items = [
+            _order_item(i)
+            for i in optional_list(dig(detail, "product_items"), "messages[].order.product_items")
+        ]
+        parts = [
+            p for p in (", ".join(i for i in items if i), optional_str(detail.get("text"))) if p
+        ]
+        return "order", " ".join((placeholder("order"), *parts)), None
     return kind, UNSUPPORTED_PLACEHOLDER, None
 
 
@@ -270,3 +276,23 @@ def _describe_error(error: object) -> str:
 
 
 # -- outbound error mapping --------------------------------------------------------------
+
+
+def _shared_contact(contact: object) -> str:
+    """A shared contact as "Name (+55 11 ...)": the name and its numbers (what the customer
+    sent is someone to call)."""
+    name = optional_str(dig(contact, "name", "formatted_name"))
+    phones = [
+        optional_str(dig(p, "phone")) for p in optional_list(dig(contact, "phones"), "phones")
+    ]
+    numbers = ", ".join(p for p in phones if p)
+    return f"{name} ({numbers})" if name and numbers else name or numbers
+
+
+def _order_item(item: object) -> str:
+    """One cart line: "3× HAMBURGER"."""
+    product = optional_str(dig(item, "product_retailer_id"))
+    quantity = dig(item, "quantity")
+    if not product:
+        return ""
+    return f"{quantity}× {product}" if isinstance(quantity, int) and quantity > 0 else product

@@ -125,8 +125,15 @@ EXPECTED_MESSAGES = {
         "[localização] Facebook HQ, 1 Hacker Way, Menlo Park, CA 94025",
         None,
     ),
-    "contacts": ("contacts", "[contato] Chandler Bing, Monica, Rachel Green", None),
-    "order": ("order", "[pedido]", None),
+    # A shared contact keeps its numbers; a cart order its items (someone to call, what was
+    # bought: the agent reads the line).
+    "contacts": (
+        "contacts",
+        "[contato] Chandler Bing (+1 555-555-5555), Monica (+1 666-666-6666), "
+        "Rachel Green (+1 777-777-7777)",
+        None,
+    ),
+    "order": ("order", "[pedido] 3× HAMBURGER, 2× FRENCH_FRIES, 2× SODA", None),
     "unsupported": ("unsupported", "[mensagem não suportada]", None),
     "unsupported_with_type": ("unsupported", "[mensagem não suportada]", None),
     "reply": ("text", "replied text", "wamid.xyzxyz=="),
