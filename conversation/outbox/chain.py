@@ -36,6 +36,7 @@ from conversation.models import (
 
 from . import breaker
 from .policy import OutboxPolicy
+from .writes import apply_early_status
 
 log = logging.getLogger(__name__)
 
@@ -285,6 +286,7 @@ def record_sent(claim: Claim, result: SendResult, now: datetime, policy: OutboxP
     if not updated:
         log.warning("outbound claim lost while sending (lease lapsed)", extra=_ids(message))
         return Recorded("stale")
+    apply_early_status(message.channel, result.provider_message_id)
     wake: list[str] = []
     if breaker.record_success(message.channel):
         wake = resume_channel(message.channel, now, policy)

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,7 +25,7 @@ from conversation.models import (
     Turn,
 )
 
-from .policy import OutboxPolicy, statuses_before
+from .policy import OutboxPolicy, moves_forward, statuses_before
 
 log = logging.getLogger(__name__)
 
@@ -161,4 +162,45 @@ def outbound_status_update(
         direction=Direction.OUTBOUND,
         status__in=movable,
     ).update(**changes)
+    if not updated:
+        _remember_early(channel.pk, provider_message_id, status, error)
     return updated > 0
+
+
+# A receipt can beat the send's own answer (WAHA posts its SERVER/DEVICE acks within
+# milliseconds, before sendText returns the id): it matches no row yet and, answered 200, is
+# never sent again. It waits here (the shared cache) until the send is recorded under that id
+# (``apply_early_status``), for a few minutes at most.
+EARLY_STATUS_TTL_S = 600
+
+
+def _early_key(channel_id: object, provider_message_id: str) -> str:
+    return f"outbox:early-status:{channel_id}:{provider_message_id}"
+
+
+def _remember_early(channel_id: object, provider_message_id: str, status: str, error: str) -> None:
+    key = _early_key(channel_id, provider_message_id)
+    try:
+        kept = cache.get(key)
+        if kept is None or moves_forward(kept[0], status):
+            cache.set(key, (status, error[:64]), EARLY_STATUS_TTL_S)
+    except Exception:  # the cache is an optimisation here: a receipt may still be lost
+        log.warning("early delivery status not kept", extra={"channel_id": str(channel_id)})
+
+
+def apply_early_status(channel: ChannelSession, provider_message_id: str) -> bool:
+    """Apply a receipt that arrived before the send was recorded under ``provider_message_id``
+    (call right after recording it). Forward only, like any receipt."""
+    key = _early_key(channel.pk, provider_message_id)
+    try:
+        kept = cache.get(key)
+        if kept is not None:
+            cache.delete(key)
+    except Exception:
+        return False
+    if kept is None:
+        return False
+    status, error = kept
+    return outbound_status_update(
+        channel=channel, provider_message_id=provider_message_id, status=status, error=error
+    )

@@ -7,6 +7,7 @@ import hmac
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 import respx
 from django.test import Client
@@ -270,3 +271,37 @@ def test_the_echo_of_a_send_waha_accepted_without_an_id_gives_the_send_its_id(
             "sender_kind", flat=True
         )
     ) == ["ai"]
+
+
+def test_a_receipt_that_beats_the_sends_answer_is_applied_once_the_send_is_recorded(
+    world, django_capture_on_commit_callbacks
+):
+    # WAHA posts its DEVICE ack (delivered) within milliseconds, often before sendText
+    # answers with the id: the receipt matches no row yet. It must not be lost (answered
+    # 200, the provider never sends it again).
+    channel = factories.make_channel(
+        world.org_a,
+        "waha",
+        agent=world.agent_a,
+        external_id="default",
+        api_base_url="http://waha.local",
+        api_token="k",
+    )
+    conversation = factories.make_conversation(channel, phone="5511988887777")
+    sent_id = "true_5511988887777@c.us_EARLY1"
+    ack = json.loads((FIXTURES / "waha" / "event_message_ack.json").read_text())
+    ack["payload"].update(id=sent_id, ack=2, fromMe=True)
+    ack["payload"].pop("ackName", None)
+
+    def provider(request):
+        early = waha_post(Client(), channel, json.dumps(ack).encode(), channel.webhook_secret)
+        assert early.status_code == 200 and early.json()["statuses"] == 0  # nothing to match
+        return httpx.Response(201, json={"id": sent_id})
+
+    with respx.mock() as mock:
+        mock.post("http://waha.local/api/sendText").mock(side_effect=provider)
+        with django_capture_on_commit_callbacks(execute=True):
+            reply = outbound_enqueue(conversation=conversation, body="Oi!", sender_kind="ai")
+
+    reply.refresh_from_db()
+    assert (reply.provider_message_id, reply.status) == (sent_id, "delivered")
