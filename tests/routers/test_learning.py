@@ -207,6 +207,25 @@ def test_an_admin_accepts_a_suggestion_in_one_click_on_the_router_page(routed, w
     assert LabelledPhrase.objects.get().text == "aceita pix?"
 
 
+def test_an_accept_by_htmx_says_how_it_went_in_the_list_and_not_again_later(routed, world):
+    router = routed["router"]
+    kept = services.suggestion_record(router=router, text="tem pix?", intent_name="vendas")
+    lost = services.suggestion_record(router=router, text="orçamento?", intent_name="orcamento")
+    assert kept is not None and lost is not None
+    client = Client()
+    client.force_login(world.admin)
+    base = f"/roteadores/{router.pk}/sugestoes"
+
+    done = client.post(f"{base}/{kept.pk}/aceitar/", HTTP_HX_REQUEST="true").content.decode()
+    # "orcamento" is no intent of the router any more: the refusal shows at the click.
+    refused = client.post(f"{base}/{lost.pk}/aceitar/", HTTP_HX_REQUEST="true").content.decode()
+    page = client.get(f"/roteadores/{router.pk}/").content.decode()
+
+    assert "Frase aceita" in done
+    assert 'class="flash flash-error"' in refused
+    assert "Frase aceita" not in page  # consumed where it was shown
+
+
 def test_a_manager_cannot_accept_or_reject_suggestions(routed, world):
     suggestion = services.suggestion_record(router=routed["router"], text="oi", intent_name="none")
     assert suggestion is not None
