@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests import factories
+
 from ._support import strip_jsonc
 
 CHANNEL_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "channels"
@@ -28,6 +30,18 @@ def meta_case(case: str, *, message_id: str | None = None, number: str = META_NU
     if message_id is not None:
         value["messages"][0]["id"] = message_id
     return body
+
+
+def meta_agent_channel(world: Any) -> Any:
+    """A Cloud API channel of org A answered by its agent, at the recorded payloads' number."""
+    return factories.make_channel(
+        world.org_a,
+        "meta",
+        agent=world.agent_a,
+        external_id=META_NUMBER,
+        api_token="EAAG-token",
+        webhook_secret="app-secret",
+    )
 
 
 def meta_message(case: str) -> dict[str, Any]:

@@ -14,7 +14,14 @@ import respx
 from conversation.models import Message, Turn
 from tests import factories
 
-from ._media_support import GRAPH, META_NUMBER, WAHA_URL, meta_case, waha_media_event
+from ._media_support import (
+    GRAPH,
+    META_NUMBER,
+    WAHA_URL,
+    meta_agent_channel,
+    meta_case,
+    waha_media_event,
+)
 from ._support import encode
 from ._webhooks import meta_post, waha_post
 
@@ -96,14 +103,7 @@ def test_presence_can_be_switched_off(
 
 
 def test_meta_turn_marks_the_message_read_with_typing(world, django_capture_on_commit_callbacks):
-    channel = factories.make_channel(
-        world.org_a,
-        "meta",
-        agent=world.agent_a,
-        external_id=META_NUMBER,
-        api_token="EAAG-token",
-        webhook_secret="app-secret",
-    )
+    channel = meta_agent_channel(world)
     with respx.mock(assert_all_called=False) as mock:
         route = mock.post(f"{GRAPH}/{META_NUMBER}/messages").respond(
             200, json={"success": True, "messages": [{"id": "wamid.REPLY"}]}

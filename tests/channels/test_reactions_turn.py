@@ -15,23 +15,15 @@ from django.utils import timezone
 
 from conversation.models import LlmCall, Message, Turn
 from conversation.sweeper import sweep_due_work
-from tests import factories
 
-from ._media_support import GRAPH, META_NUMBER, meta_case
+from ._media_support import GRAPH, META_NUMBER, meta_agent_channel, meta_case
 from ._support import encode
 from ._webhooks import meta_post
 
 
 @pytest.fixture
 def meta(world: Any) -> Any:
-    return factories.make_channel(
-        world.org_a,
-        "meta",
-        agent=world.agent_a,
-        external_id=META_NUMBER,
-        api_token="EAAG-token",
-        webhook_secret="app-secret",
-    )
+    return meta_agent_channel(world)
 
 
 @pytest.mark.parametrize("update", ["reaction", "unreaction_empty"])

@@ -229,12 +229,8 @@ def test_meta_subscription_is_refused_while_no_verify_token_is_configured(world)
     assert response.status_code == 403
 
 
-def test_the_echo_of_a_send_waha_accepted_without_an_id_gives_the_send_its_id(
-    world, django_capture_on_commit_callbacks
-):
-    # WAHA (WEBJS) may answer sendText 201 with no body: the send is stored as sent under a
-    # local "unknown-" id. Its ``fromMe`` echo then carries the real id: it is that send, not
-    # a line typed on the business phone, and its receipts must find it.
+def waha_sending_conversation(world):
+    """A conversation on a WAHA channel the outbox sends through (http://waha.local)."""
     channel = factories.make_channel(
         world.org_a,
         "waha",
@@ -243,7 +239,17 @@ def test_the_echo_of_a_send_waha_accepted_without_an_id_gives_the_send_its_id(
         api_base_url="http://waha.local",
         api_token="k",
     )
-    conversation = factories.make_conversation(channel, phone="5511988887777")
+    return factories.make_conversation(channel, phone="5511988887777")
+
+
+def test_the_echo_of_a_send_waha_accepted_without_an_id_gives_the_send_its_id(
+    world, django_capture_on_commit_callbacks
+):
+    # WAHA (WEBJS) may answer sendText 201 with no body: the send is stored as sent under a
+    # local "unknown-" id. Its ``fromMe`` echo then carries the real id: it is that send, not
+    # a line typed on the business phone, and its receipts must find it.
+    conversation = waha_sending_conversation(world)
+    channel = conversation.channel
     with respx.mock() as mock:
         mock.post("http://waha.local/api/sendText").respond(201)
         with django_capture_on_commit_callbacks(execute=True):
@@ -279,15 +285,8 @@ def test_a_receipt_that_beats_the_sends_answer_is_applied_once_the_send_is_recor
     # WAHA posts its DEVICE ack (delivered) within milliseconds, often before sendText
     # answers with the id: the receipt matches no row yet. It must not be lost (answered
     # 200, the provider never sends it again).
-    channel = factories.make_channel(
-        world.org_a,
-        "waha",
-        agent=world.agent_a,
-        external_id="default",
-        api_base_url="http://waha.local",
-        api_token="k",
-    )
-    conversation = factories.make_conversation(channel, phone="5511988887777")
+    conversation = waha_sending_conversation(world)
+    channel = conversation.channel
     sent_id = "true_5511988887777@c.us_EARLY1"
     ack = json.loads((FIXTURES / "waha" / "event_message_ack.json").read_text())
     ack["payload"].update(id=sent_id, ack=2, fromMe=True)
