@@ -22,3 +22,6 @@ urlpatterns = [
     path("caixa/", include("inbox.urls")),
     path("", include("conversation.urls")),
 ]
+
+# Under /api/ a path no URL matches answers the API's JSON envelope too.
+handler404 = "accounts.api_errors.not_found"

@@ -217,3 +217,20 @@ def test_the_detail_runs_a_constant_number_of_queries(conversation, cases_world)
     # session, user, membership, the case (customer, conversation, assignee joined), the
     # timeline (actors joined) — however long the timeline.
     assert len(many) == len(few) == 5, "\n".join(many)
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/ai/cases/123", "/api/v1/ai/cases/", "/api/v1/ai/routers/abc", "/api/v1/ai/nada"],
+)
+def test_a_path_no_api_url_matches_answers_the_json_envelope(cases_world, path):
+    response = cases_world.client_for(cases_world.viewer).get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json() == {"error": {"code": "not_found", "message": "Não encontrado."}}
+
+
+def test_a_page_path_no_url_matches_still_answers_a_page(cases_world):
+    response = cases_world.client_for(cases_world.viewer).get("/caixa/")
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
