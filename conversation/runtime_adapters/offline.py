@@ -121,6 +121,12 @@ class OfflineIntentClassifier:
         label = prediction.label if prediction.confidence >= self._min_confidence else None
         verbs = action_verbs(user_text)
         items = mentioned_items(user_text, context) if verbs else []
+        if verbs and label != CONFIRMATION_NO and not_asking_to_act(user_text):
+            # "se eu cancelar o HBO, perco o desconto?", "não quero cancelar o Tamboro":
+            # a verb and an item, but no request to act. Never an action the runtime would
+            # confirm (a "sim" to that would cancel what the customer asked about); the
+            # orchestrator answers it.
+            return {"kind": "unknown"}
         if verbs and items and label not in {"action_request", CONFIRMATION_NO, HUMAN_REQUEST}:
             # An explicit verb and a named item outweigh a resemblance to other examples.
             label = "action_request"
@@ -146,6 +152,24 @@ class OfflineIntentClassifier:
         if label == "conceptual_question":
             return {"kind": "conceptual_question", "rag_query": rag_queries(user_text)}
         return {"kind": label}
+
+
+# Asking what acting would mean, a condition, or a refusal: "se eu cancelar...", "dá multa?",
+# "perco o desconto?", "o que acontece se...", "não quero cancelar", "cancelar não". (A
+# polite question asks to act: "pode cancelar o HBO?".)
+_NOT_A_REQUEST = re.compile(
+    r"^\s*(?:e\s+)?se\b|\bse\s+eu\b|\b(?:d[aá]|tem|paga|pago|cobra|cobram)\s+multa\b"
+    r"|\b(?:perco|perde|perderia|perder)\b|\bo\s+que\s+acontece\b"
+    r"|\b(?:n[aã]o|nem)\s+(?:\w+\s+){0,2}?(?:cancel|tir|remov|exclu|desativ|suspend)\w*"
+    r"|\b(?:cancel|tir|remov|exclu|desativ|suspend)\w*\s+(?:\w+\s+){0,3}?n[aã]o\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def not_asking_to_act(text: str) -> bool:
+    """Whether the customer asks what acting would mean, sets a condition or refuses, rather
+    than asks to act."""
+    return _NOT_A_REQUEST.search(fold(text)) is not None
 
 
 def action_verbs(text: str) -> list[str]:
