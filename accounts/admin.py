@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
 
-from accounts import services
+from accounts import selectors, services
 from accounts.models import AuditLog, Membership, Organization
 from accounts.throttle import throttled_login
 
@@ -127,10 +128,24 @@ class OrganizationAdmin(AuditedAdmin):
     prepopulated_fields = {"slug": ("name",)}
 
 
+class MembershipAdminForm(forms.ModelForm):
+    def clean_role(self) -> str:
+        role = str(self.cleaned_data["role"])
+        if self.instance.pk:
+            refusal = selectors.role_change_refusal(self.instance, role)
+            if refusal:
+                raise forms.ValidationError(refusal)
+        return role
+
+
 @admin.register(Membership)
 class MembershipAdmin(AuditedAdmin):
-    """No page manages memberships: adding one goes through ``membership_create`` (the
-    service seeding and onboarding use); a role change or a removal is audited here."""
+    """The team page's services, here too: adding goes through ``membership_create``, a
+    role change through ``membership_role_change`` and a removal through
+    ``membership_remove`` — so the organization keeps an admin, and a member who leaves or
+    becomes a viewer gives their cases and conversations back to the team, audited."""
+
+    form = MembershipAdminForm
 
     list_display = ["user", "organization", "role", "created_at"]
     list_filter = ["role", "organization"]
@@ -142,12 +157,25 @@ class MembershipAdmin(AuditedAdmin):
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if change:
-            super().save_model(request, obj, form, change)
+            stored = Membership.objects.get(pk=obj.pk)
+            services.membership_role_change(membership=stored, actor=request.user, role=obj.role)
             return
         saved = services.membership_create(
             organization=obj.organization, user=obj.user, role=obj.role, actor=request.user
         )
         adopt_saved(obj, saved)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if obj is not None and selectors.removal_refusal(obj, request.user):
+            return False  # the last admin, or oneself: the team page refuses it too
+        return super().has_delete_permission(request, obj)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        services.membership_remove(membership=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for membership in list(queryset):
+            services.membership_remove(membership=membership, actor=request.user)
 
 
 @admin.register(AuditLog)

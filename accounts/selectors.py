@@ -5,11 +5,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
+from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from accounts import rls
-from accounts.models import Invitation, Membership, Organization
+from accounts.models import Invitation, Membership, Organization, Role
 
 
 def invitation_token_hash(secret: str) -> str:
@@ -59,3 +61,31 @@ def pending_invitations(organization: Organization) -> QuerySet[Invitation]:
     return Invitation.objects.filter(
         organization=organization, accepted_at=None, revoked_at=None
     ).order_by("-created_at")
+
+
+def _admins_left(organization_id: Any, *, without: Membership) -> bool:
+    return (
+        Membership.objects.filter(organization_id=organization_id, role=Role.ADMIN)
+        .exclude(pk=without.pk)
+        .exists()
+    )
+
+
+def role_change_refusal(membership: Membership, role: str) -> str:
+    """Why ``membership`` may not take ``role`` ("" when it may): the last admin stays one.
+    The page, the API and the admin's form ask the same question."""
+    demoted = membership.role == Role.ADMIN and Role(role) != Role.ADMIN
+    if demoted and not _admins_left(membership.organization_id, without=membership):
+        return str(_("A organização precisa de pelo menos um administrador."))
+    return ""
+
+
+def removal_refusal(membership: Membership, actor: Any) -> str:
+    """Why ``actor`` may not remove ``membership`` ("" when they may)."""
+    if getattr(actor, "pk", None) == membership.user_id:
+        return str(_("Você não pode remover a si mesmo."))
+    if membership.role == Role.ADMIN and not _admins_left(
+        membership.organization_id, without=membership
+    ):
+        return str(_("A organização precisa de pelo menos um administrador."))
+    return ""

@@ -12,7 +12,7 @@ from django.utils.translation import gettext as _
 from accounts import hooks
 from accounts.logging import request_id_var
 from accounts.models import AuditLog, Invitation, Membership, Organization, Role
-from accounts.selectors import invitation_token_hash
+from accounts.selectors import invitation_token_hash, removal_refusal, role_change_refusal
 
 _SECRET_MARKERS = ("secret", "token", "password", "api_key", "apikey", "credential")
 MASK = "••••••"
@@ -107,14 +107,6 @@ class TeamError(Exception):
     """A team change the rules refuse; the message is for the admin (pt-BR)."""
 
 
-def _admins_left(organization_id: Any, *, without: Membership) -> bool:
-    return (
-        Membership.objects.filter(organization_id=organization_id, role=Role.ADMIN)
-        .exclude(pk=without.pk)
-        .exists()
-    )
-
-
 @transaction.atomic
 def invitation_create(
     *, organization: Organization, actor: Any, email: str, role: str
@@ -184,8 +176,9 @@ def membership_role_change(*, membership: Membership, actor: Any, role: str) -> 
     old_role = membership.role
     if old_role == new_role:
         return membership
-    if old_role == Role.ADMIN and not _admins_left(membership.organization_id, without=membership):
-        raise TeamError(_("A organização precisa de pelo menos um administrador."))
+    refusal = role_change_refusal(membership, new_role)
+    if refusal:
+        raise TeamError(refusal)
     membership.role = new_role
     membership.save(update_fields=["role"])
     diff: dict[str, Any] = {"role": [old_role, new_role.value], "user_id": membership.user_id}
@@ -199,12 +192,9 @@ def membership_role_change(*, membership: Membership, actor: Any, role: str) -> 
 def membership_remove(*, membership: Membership, actor: Any) -> None:
     """Remove a member from the organization (their user account stays: they may belong to
     other organizations). Nobody removes themselves, and the last admin stays."""
-    if getattr(actor, "pk", None) == membership.user_id:
-        raise TeamError(_("Você não pode remover a si mesmo."))
-    if membership.role == Role.ADMIN and not _admins_left(
-        membership.organization_id, without=membership
-    ):
-        raise TeamError(_("A organização precisa de pelo menos um administrador."))
+    refusal = removal_refusal(membership, actor)
+    if refusal:
+        raise TeamError(refusal)
     unassigned = hooks.unassign_member(membership, actor)
     audit_log_write(
         actor=actor,

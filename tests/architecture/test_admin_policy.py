@@ -16,7 +16,7 @@ from django.test import Client, RequestFactory
 
 from accounts import rls
 from accounts.models import AuditLog, Membership, Organization
-from cases.models import CaseNotificationSettings, CaseReminder
+from cases.models import Case, CaseNotificationSettings, CaseReminder
 from conversation.models import ChannelSession, DemoInvoice, KnowledgeDocument, LlmCall, Message
 from conversation.models import Turn as TurnModel
 from conversation.runtime_adapters.invoices import demo_invoice_detail
@@ -296,7 +296,29 @@ def test_memberships_added_changed_and_removed_in_the_admin_are_audited(staff, w
         .order_by("created_at", "pk")
         .values_list("action", flat=True)
     )
-    assert actions == ["membership.create", "membership.admin_update", "membership.admin_delete"]
+    assert actions == ["membership.create", "membership.role_change", "membership.remove"]
+
+
+def test_the_admin_keeps_the_team_pages_rules_for_memberships(staff, world):
+    # The organization keeps an admin; a member made a viewer gives their work back.
+    only_admin = Membership.objects.get(user=world.admin, organization=world.org_a)
+    Membership.objects.filter(organization=world.org_a, role="admin").exclude(
+        pk=only_admin.pk
+    ).update(role="manager")
+    url = f"/admin/accounts/membership/{only_admin.pk}/change/"
+    response = staff.post(url, form_data(staff.get(url), role="viewer"))
+    assert response.status_code == 200  # the form again, with the reason
+    assert "pelo menos um administrador" in response.content.decode()
+    only_admin.refresh_from_db()
+    assert only_admin.role == "admin"
+
+    enable_cases(world.agent_a)
+    case = open_case(factories.make_conversation(world.channel_a, phone="5511955552222"))
+    Case.objects.filter(pk=case.pk).update(assigned_to=world.agent)
+    agent = Membership.objects.get(user=world.agent, organization=world.org_a)
+    post_form(staff, f"/admin/accounts/membership/{agent.pk}/change/", role="viewer")
+    case.refresh_from_db()
+    assert case.assigned_to_id is None
 
 
 def test_a_channel_added_in_the_admin_goes_through_channel_create(staff, superuser, world):
