@@ -8,6 +8,7 @@ through the hooks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -209,6 +210,15 @@ class ActionQueueExecutor:
         on_action_completed(state, action)
 
 
+# A negation, a question or a condition around the words of an answer.
+_HEDGED = re.compile(r"\b(?:nao|nem|se)\b|\?")
+# The customer stops the workflow instead of answering it.
+_STOP = re.compile(
+    r"\b(?:nao|nem)\s+(?:\w+\s+)?(?:cancel|tir|remov|faz|quero)\w*|\b(?:espera|desisto|"
+    r"deixa\s+pra\s+la|esquece|para\s+tudo)\b"
+)
+
+
 class ValueInterpreter:
     """Read the customer's answer to a paused workflow's question; ``None`` if unclear."""
 
@@ -224,10 +234,18 @@ class ValueInterpreter:
             allowed = {fold(v) for v in pending.allowed_values}
             return value if value is not None and (not allowed or value in allowed) else None
         if pending.normalize == "choice":
+            if "?" in user_text:
+                return None  # "cancelar?": asking back is not choosing
             wanted = fold(normalized)
             exact = [v for v in pending.allowed_values if fold(v) == wanted]
             if exact:
                 return exact[0]
+            if _HEDGED.search(fold(user_text)):
+                # "não quero cancelar", "cancelar não", "se eu cancelar perco?": naming an
+                # option is not choosing it; unclear, so the message is read as a message.
+                return None
             contained = [v for v in pending.allowed_values if fold(v) in wanted.split()]
             return contained[0] if len(contained) == 1 else None
+        if _STOP.search(fold(normalized)):
+            return None  # "espera, não cancela", "desisto": no answer to pass on
         return user_text.strip()

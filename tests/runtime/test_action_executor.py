@@ -4,6 +4,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conversation.runtime.action_executor import (
     ActionQueueExecutor,
@@ -230,3 +232,44 @@ def test_value_interpreter_choice(text: str, expected: str | None) -> None:
 
 def test_value_interpreter_free_text_returns_the_answer() -> None:
     assert ValueInterpreter().interpret("  dia 10  ", pending("free_text")) == "dia 10"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "não quero cancelar",
+        "cancelar não",
+        "se eu cancelar perco o desconto?",
+        "nao, manter nao",
+        "cancelar?",
+        "nem pensar em cancelar",
+    ],
+)
+def test_naming_an_option_inside_a_negation_question_or_condition_chooses_nothing(
+    text: str,
+) -> None:
+    # A refusal must never run the option it refuses: unclear, the message is read as one.
+    choice = pending("choice", ("cancelar", "manter"))
+    assert ValueInterpreter().interpret(text, choice) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("pode cancelar", "cancelar"), ("manter", "manter")]
+)
+def test_a_plain_choice_is_still_read(text: str, expected: str) -> None:
+    assert ValueInterpreter().interpret(text, pending("choice", ("cancelar", "manter"))) == expected
+
+
+@given(
+    option=st.sampled_from(["cancelar", "manter"]),
+    before=st.sampled_from(["não quero", "nao vou", "nem", "não"]),
+    tail=st.sampled_from(["", " agora", " o serviço", ", obrigado"]),
+)
+def test_a_negated_option_is_never_chosen(option: str, before: str, tail: str) -> None:
+    text = f"{before} {option}{tail}"
+    assert ValueInterpreter().interpret(text, pending("choice", ("cancelar", "manter"))) is None
+
+
+@pytest.mark.parametrize("text", ["espera, não cancela", "desisto", "esquece isso"])
+def test_stopping_a_workflow_is_no_free_text_answer(text: str) -> None:
+    assert ValueInterpreter().interpret(text, pending("free_text")) is None
