@@ -76,7 +76,10 @@ class ChannelSessionForm(forms.ModelForm):
 @admin.register(ChannelSession)
 class ChannelSessionAdmin(AuditedAdmin):
     """Added through ``channel_create`` (the simulator page's service: it mints the webhook
-    secret); settings changed here are audited (no page edits a channel)."""
+    secret); changed through the channel pages' services — ``channel_update`` (settings and
+    agent) and ``channel_set_active`` — audited as there. The provider and the templates are
+    read-only once it exists: a provider switch would reuse one provider's secret as the
+    other's, and a template's purpose is set on the channel page, which checks its approval."""
 
     form = ChannelSessionForm
     list_display = ["name", "organization", "provider", "is_active", "agent"]
@@ -84,11 +87,21 @@ class ChannelSessionAdmin(AuditedAdmin):
     list_select_related = ["organization", "agent"]
     search_fields = ["name", "phone_number", "external_id"]
     raw_id_fields = ["agent"]
-    fixed_on_change = ("organization",)
+    fixed_on_change = ("organization", "provider", "templates")
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if change:
-            super().save_model(request, obj, form, change)
+            stored = ChannelSession.objects.get(pk=obj.pk)
+            data = form.cleaned_data
+            settings = {k: data[k] for k in services.CHANNEL_SETTINGS if k in data}
+            services.channel_update(
+                channel=stored, actor=request.user, agent=data.get("agent"), **settings
+            )
+            if "is_active" in data and data["is_active"] != stored.is_active:
+                services.channel_set_active(
+                    channel=stored, actor=request.user, is_active=data["is_active"]
+                )
+            adopt_saved(obj, stored)
             return
         fields = {
             k: v

@@ -349,8 +349,24 @@ def test_a_channels_settings_changed_in_the_admin_are_audited_and_stay_in_one_or
     world.channel_a.refresh_from_db()
     assert world.channel_a.name == "Canal renomeado"
     assert world.channel_a.agent_id == world.agent_a.pk
-    (audit,) = audit_rows("channelsession.admin_update")
-    assert audit.diff == {"fields": ["name"]} and audit.organization_id == world.org_a.pk
+    (audit,) = audit_rows("channel.update")  # the channel page's service and audit row
+    assert audit.diff == {"changed": ["name"]} and audit.organization_id == world.org_a.pk
+
+
+def test_the_admin_keeps_the_channel_pages_rules(staff, world):
+    # The provider and the templates are read-only once the channel exists (a provider
+    # switch would reuse one provider's secret as the other's; a template's purpose is set
+    # on the channel page, which checks its approval); turning it off is the page's service.
+    channel = world.channel_a
+    url = f"/admin/conversation/channelsession/{channel.pk}/change/"
+    fields = staff.get(url).context["adminform"].form.fields
+    assert "provider" not in fields and "templates" not in fields
+
+    post_form(staff, url, is_active="")
+
+    channel.refresh_from_db()
+    assert channel.is_active is False
+    assert len(audit_rows("channel.deactivate")) == 1
 
 
 def test_a_demo_invoice_added_in_the_admin_goes_through_demo_invoice_save(staff, world):
