@@ -57,6 +57,18 @@ def _query_choice(
     return value
 
 
+def _page_number(request: Request) -> int:
+    """``page`` (1 when absent): a whole number from 1, else the 422 ``validation_error``."""
+    raw = request.query_params.get("page") or "1"
+    if not raw.isdigit() or int(raw) < 1:
+        raise ApiError(
+            "Página inválida: use um número inteiro a partir de 1.",
+            code="validation_error",
+            status_code=422,
+        )
+    return int(raw)
+
+
 @extend_schema(tags=["cases"])  # inherited: the tag of every operation below
 class _CaseApi(TenantApi):
     read_role = "viewer"
@@ -104,14 +116,18 @@ class CaseListApi(_CaseApi):
         )
         # Constant queries for any page size (pinned in tests): the paginator's COUNT and
         # the page's rows with customer, channel and assignee joined.
+        number = _page_number(request)
         rows = selectors.case_list(api_membership(request), filter_key=key, assignee_key=assignee)
-        page = Paginator(rows, API_PAGE_SIZE).get_page(request.query_params.get("page"))
+        paginator = Paginator(rows, API_PAGE_SIZE)
+        # Past the last page: an empty list (a client paging until it is empty stops), never
+        # the last page again.
+        items = paginator.page(number).object_list if number <= paginator.num_pages else []
         return data_response(
             {
-                "cases": CaseListItemOutput(page.object_list, many=True).data,
-                "count": page.paginator.count,
-                "page": page.number,
-                "pages": page.paginator.num_pages,
+                "cases": CaseListItemOutput(items, many=True).data,
+                "count": paginator.count,
+                "page": number,
+                "pages": paginator.num_pages,
             }
         )
 

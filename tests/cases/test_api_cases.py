@@ -234,3 +234,18 @@ def test_a_page_path_no_url_matches_still_answers_a_page(cases_world):
     response = cases_world.client_for(cases_world.viewer).get("/caixa/")
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+def test_paging_past_the_last_page_is_empty_and_a_bad_page_is_refused(conversation, cases_world):
+    open_case(conversation)
+    client = cases_world.client_for(cases_world.viewer)
+
+    first = client.get("/api/v1/ai/cases?page=1").json()["data"]
+    past = client.get("/api/v1/ai/cases?page=2").json()["data"]
+
+    assert (len(first["cases"]), first["pages"]) == (1, 1)
+    assert past["cases"] == [] and past["page"] == 2  # a client paging until empty stops
+    for bad in ("0", "-1", "abc", "1.5"):
+        response = client.get(f"/api/v1/ai/cases?page={bad}")
+        assert response.status_code == 422, bad
+        assert response.json()["error"]["code"] == "validation_error"
