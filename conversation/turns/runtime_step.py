@@ -27,10 +27,13 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Subquery
+from django.utils import timezone
 
 from conversation import model_calls
 from conversation.agents import AgentConfig
@@ -275,6 +278,11 @@ def _run(
     )
 
 
+# A question of the runtime older than this is asked again before a "sim" acts on it: an
+# invoice, a price or the customer's mind may have changed since.
+QUESTION_MAX_AGE = timedelta(hours=24)
+
+
 def _note_unseen_turn(
     conversation: Conversation,
     store: ConversationFieldStore,
@@ -290,18 +298,33 @@ def _note_unseen_turn(
     state = store.load({})
     if not awaits_answer(state):
         return
+    first_line = (
+        Message.objects.filter(pk__in=batch_ids).order_by("created_at").values("created_at")[:1]
+    )
     previous = (
         Message.objects.filter(conversation=conversation)
         .exclude(pk__in=batch_ids)
         .exclude(direction=Direction.INBOUND, turn__isnull=True)  # lines typed after the batch
+        .annotate(batch_from=Subquery(first_line))
         .order_by("-created_at")
-        .values_list("sender_kind", "turn__outcome")
+        .values_list("sender_kind", "turn__outcome", "created_at", "batch_from")
         .first()
     )
-    if previous == (SenderKind.AI, TurnOutcome.RUNTIME):
-        return  # the customer answers the runtime's own last reply
-    store.save({}, note_unseen_turn(state, "unseen_turn"))
+    reason = "unseen_turn"
+    if previous is not None and previous[:2] == (SenderKind.AI, TurnOutcome.RUNTIME):
+        asked_at, typed_from = previous[2], previous[3]
+        if typed_from is not None and typed_from < asked_at:
+            # Typed before the question was even stored (a second "sim" tapped while the
+            # turn ran): it answers the question before, not this one.
+            reason = "typed_before_question"
+        elif timezone.now() - asked_at > QUESTION_MAX_AGE:
+            reason = "stale_question"  # consent from another day acts on nothing: ask again
+        else:
+            return  # the customer answers the runtime's own last reply
+    store.save({}, note_unseen_turn(state, reason))
     trace["unseen_turn"] = True
+    if reason != "unseen_turn":
+        trace["unseen_reason"] = reason
 
 
 def backend_name(recording: RecordingBackend | None, dry_run: DryRunBackend | None) -> str:

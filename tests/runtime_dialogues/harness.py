@@ -33,6 +33,7 @@ from unittest import mock
 
 import time_machine
 import yaml
+from django.db.models import F
 from django.test import Client, TestCase, override_settings
 
 from conversation import dispatch
@@ -516,6 +517,46 @@ class Driver:
             self.billing.down = self.billing.actions_down = False
         elif event == "runtime_error":
             self._raise_next = True
+        elif event == "typed_before_reply":
+            # ``text`` was typed before the runtime's last reply was stored (a second "sim"
+            # tapped while the turn ran) and reaches its own turn only now.
+            assert conversation is not None
+            with (
+                override_settings(**self._overrides),
+                TestCase.captureOnCommitCallbacks(execute=False) as pending_turns,
+            ):
+                self._n += 1
+                response = Client().post(
+                    f"/webhooks/simulator/{self.channel.pk}",
+                    data=json.dumps(
+                        {
+                            "from": self.phone,
+                            "text": step.text,
+                            "id": f"{self._msg_prefix}-{self._n}",
+                        }
+                    ),
+                    content_type="application/json",
+                    HTTP_X_SIMULATOR_SECRET=self.channel.webhook_secret,
+                )
+                assert response.status_code == 200, response.content
+            reply = Message.objects.filter(conversation=conversation, direction="outbound").latest(
+                "created_at"
+            )
+            Message.objects.filter(
+                conversation=conversation, direction="inbound", turn__isnull=True
+            ).update(created_at=reply.created_at - timedelta(seconds=1))
+            with (
+                override_settings(**self._overrides),
+                TestCase.captureOnCommitCallbacks(execute=True),
+            ):
+                for callback in pending_turns:
+                    callback()
+        elif event == "time_passes":
+            # ``text``: hours; everything said so far moves that far into the past.
+            assert conversation is not None
+            Message.objects.filter(conversation=conversation).update(
+                created_at=F("created_at") - timedelta(hours=float(step.text))
+            )
         elif event == "takeover":
             assert conversation is not None
             with (
