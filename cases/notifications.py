@@ -110,7 +110,6 @@ def notice_deliver(event_id: str, *, now: Any = None) -> NoticeOutcome:
     # Claim the attempt, send with no transaction open, then record it (DESIGN §5: no
     # database lock is held across the network). The claim is the attempt counter moving
     # on: a concurrent delivery that finds it moved sends nothing.
-    notice = CaseNotice.objects.select_related("channel").get(pk=notice.pk)
     if notice.status != NoticeStatus.PENDING:
         return NoticeOutcome(notice.status)
     claimed = CaseNotice.objects.filter(
@@ -143,7 +142,7 @@ def notice_deliver(event_id: str, *, now: Any = None) -> NoticeOutcome:
 
 
 def _notice_for(event: CaseEvent, config: CaseNotificationSettings) -> CaseNotice:
-    existing = CaseNotice.objects.filter(event=event).first()
+    existing = CaseNotice.objects.select_related("channel").filter(event=event).first()
     if existing is not None:
         return existing
     try:

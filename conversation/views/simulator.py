@@ -189,7 +189,8 @@ def _someone_elses_staff_number(membership: Any, form: SimulatorMessageForm) -> 
     """Whether the simulated customer's number is another member's staff number: a message
     from it answers cases as that member (human-cases §9), so the simulator must not let
     anyone speak for someone else (the audit row would name them)."""
-    owner = case_selectors.staff_number_owner(
-        membership.organization_id, form.cleaned_data["telefone"]
-    )
+    phone = form.cleaned_data["telefone"]
+    if phone not in case_selectors.staff_phones(membership.organization):
+        return False  # a customer's number (the common case: no query)
+    owner = case_selectors.staff_number_owner(membership.organization_id, phone)
     return owner is not None and owner != membership.pk

@@ -478,24 +478,24 @@ class Driver:
                 stack.enter_context(override_settings(TURN_BURST_WINDOW_S=BURST_WINDOW_S))
             with TestCase.captureOnCommitCallbacks(execute=True):
                 for line in lines:
-                    self._n += 1
-                    response = Client().post(
-                        f"/webhooks/simulator/{self.channel.pk}",
-                        data=json.dumps(
-                            {
-                                "from": self.phone,
-                                "text": line,
-                                "id": f"{self._msg_prefix}-{self._n}",
-                            }
-                        ),
-                        content_type="application/json",
-                        HTTP_X_SIMULATOR_SECRET=self.channel.webhook_secret,
-                    )
-                    assert response.status_code == 200, response.content
+                    self._post_line(line)
             if len(lines) > 1:
                 self._clock.shift(timedelta(seconds=BURST_WINDOW_S + 1))
                 with TestCase.captureOnCommitCallbacks(execute=True):
                     dispatch.run_delayed()
+
+    def _post_line(self, text: str) -> None:
+        """The customer's line through the signed simulator webhook."""
+        self._n += 1
+        response = Client().post(
+            f"/webhooks/simulator/{self.channel.pk}",
+            data=json.dumps(
+                {"from": self.phone, "text": text, "id": f"{self._msg_prefix}-{self._n}"}
+            ),
+            content_type="application/json",
+            HTTP_X_SIMULATOR_SECRET=self.channel.webhook_secret,
+        )
+        assert response.status_code == 200, response.content
 
     def _event(self, step: Step) -> None:
         from conversation import handoff
@@ -525,20 +525,7 @@ class Driver:
                 override_settings(**self._overrides),
                 TestCase.captureOnCommitCallbacks(execute=False) as pending_turns,
             ):
-                self._n += 1
-                response = Client().post(
-                    f"/webhooks/simulator/{self.channel.pk}",
-                    data=json.dumps(
-                        {
-                            "from": self.phone,
-                            "text": step.text,
-                            "id": f"{self._msg_prefix}-{self._n}",
-                        }
-                    ),
-                    content_type="application/json",
-                    HTTP_X_SIMULATOR_SECRET=self.channel.webhook_secret,
-                )
-                assert response.status_code == 200, response.content
+                self._post_line(step.text)
             reply = Message.objects.filter(conversation=conversation, direction="outbound").latest(
                 "created_at"
             )
