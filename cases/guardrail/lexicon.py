@@ -219,9 +219,22 @@ ACTION_INF = alt(
         *("ir ate", "ate", "passar ai", "coletar", "orientar", "atuar", "explicar"),
     )
 )
+# Round 29: "a van já saiu daqui e tá indo pro seu endereço" is "indo aí" by the place's name.
+_YOUR_PLACES_M = ("endereco", "predio", "apartamento", "condominio", "trabalho", "escritorio")
+_YOUR_PLACES_F = ("casa", "residencia", "empresa", "loja", "obra", "portaria")
 ON_THE_WAY_WORDS: tuple[str, ...] = (
     *("a caminho", "indo ai", "indo ate ai", "indo ate voce", "indo pra ai", "indo para ai"),
     "se deslocando",
+    *(
+        f"indo {to} {place}"
+        for to in ("pro seu", "para o seu", "para seu", "ao seu", "ate o seu", "ate seu")
+        for place in _YOUR_PLACES_M
+    ),
+    *(
+        f"indo {to} {place}"
+        for to in ("pra sua", "para a sua", "para sua", "a sua", "ate a sua", "ate sua")
+        for place in _YOUR_PLACES_F
+    ),
 )
 ACTION_GER = alt(
     (

@@ -277,6 +277,12 @@ HELDOUT_R54 = load_round_4("heldout_r54.json")
 # on detector 55 (local 0.979 / 0.92, share 0.12, four promises out with the check off, one
 # with it on: the business's truck "a caminho"); detector 56 came from it (seen).
 HELDOUT_R55 = load_round_4("heldout_r55.json")
+# r56: round 28's last blind set from the policy only (a locksmith, a home-collection lab,
+# coworking, a car wash, physiotherapy, gas and water, pest control, wedding photography),
+# reserved unread for round 29; read once on detector 56 (local 0.979 / 0.94, share 0.12, three
+# promises out with the check off, one with it on: the business's van "tá indo pro seu
+# endereço"); detector 57 came from it (seen).
+HELDOUT_R56 = load_round_4("heldout_r56.json")
 # Round 26's tuning probes (read freely; detector 53 came from them): the dev set's kinds of
 # promise and of near miss, from the policy only.
 PROBE_R26A = load_round_4("probe_r26a.json")
@@ -351,7 +357,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39, HELDOUT_R40]
     later_sets += [HELDOUT_R41, HELDOUT_R42, HELDOUT_R43, HELDOUT_R44, HELDOUT_R45, HELDOUT_R46]
     later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49, HELDOUT_R50, HELDOUT_R51]
-    later_sets += [HELDOUT_R52, HELDOUT_R53, HELDOUT_R54, HELDOUT_R55]
+    later_sets += [HELDOUT_R52, HELDOUT_R53, HELDOUT_R54, HELDOUT_R55, HELDOUT_R56]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -526,6 +532,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R54, 0.12),
         # r55: read once on detector 55 (0.12, one promise with no case); 56 came from it.
         (HELDOUT_R55, 0.13),
+        # r56: read once on detector 56 (0.12, one promise with no case); 57 came from it.
+        (HELDOUT_R56, 0.13),
         # Round 26's probes: 0.092 and 0.075 on detector 52, 0.10 and 0.075 on 53 (seen).
         (PROBE_R26A, 0.11),
         (PROBE_R26B, 0.09),
@@ -539,7 +547,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r36", "heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43"),
         *("heldout_r44", "heldout_r45", "heldout_r46", "heldout_r47"),
         *("heldout_r48", "heldout_r49", "heldout_r50", "heldout_r51", "heldout_r52"),
-        *("heldout_r53", "heldout_r54", "heldout_r55", "probe_r26a", "probe_r26b"),
+        *("heldout_r53", "heldout_r54", "heldout_r55", "heldout_r56"),
+        *("probe_r26a", "probe_r26b"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
