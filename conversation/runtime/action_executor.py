@@ -43,18 +43,22 @@ class ToolBackend(Protocol):
     ``aguardando_resposta`` with ``execution_id``/``expected_input_key``/
     ``allowed_values``/``question``/``normalize`` (a paused workflow), and
     ``recomenda_finalizacao``.
+
+    ``action_id`` names the consented action a call performs (``ActionStep.action_id``):
+    the same on every retry of that action, different between actions. A backend that can
+    act twice (a real billing system) derives its idempotency key from it.
     """
 
     def cancelar_vas_single(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]: ...
 
     def vas_strategic(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]: ...
 
     def pro_rata(
-        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]]
+        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]], action_id: str = ""
     ) -> Mapping[str, Any]: ...
 
     def resume_workflow(
@@ -80,6 +84,7 @@ class ToolAdapter:
                 self._backend.cancelar_vas_single(
                     items=self._to_cancel_items(step.items),
                     workflow_input={"remaining": remaining},
+                    action_id=step.action_id,
                 )
             )
         if step.tool == "vas_estrategico":
@@ -87,10 +92,12 @@ class ToolAdapter:
                 self._backend.vas_strategic(
                     items=self._to_strategic_items(step.items),
                     workflow_input={"remaining": remaining},
+                    action_id=step.action_id,
                 )
             )
         if step.tool == "pro_rata":
-            return dict(self._backend.pro_rata(**self._to_pro_rata_args(step.items, remaining)))
+            args = self._to_pro_rata_args(step.items, remaining)
+            return dict(self._backend.pro_rata(**args, action_id=step.action_id))
         raise ValueError(f"Unsupported action tool: {step.tool}")
 
     def resume(self, pending: PendingWorkflowResume, value: str) -> dict[str, Any]:

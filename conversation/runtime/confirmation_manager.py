@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from .consent import AFFIRMATIONS, is_canonical_yes
@@ -26,9 +27,10 @@ class ConfirmationManager:
         """Ask ``prompt_text`` about ``action_queue`` (or, with ``choices``, which line)."""
         if action_queue.is_exhausted() and not choices:
             raise ValueError("cannot ask to confirm an empty or exhausted queue")
+        confirmation_id = f"{state.session_id}#{turn_index}"
         confirmation = PendingConfirmation(
-            id=f"{state.session_id}#{turn_index}",
-            authorized_queue=action_queue.copy(),
+            id=confirmation_id,
+            authorized_queue=_with_action_ids(action_queue, confirmation_id),
             asked_turn_index=turn_index,
             prompt_text=prompt_text,
             choices=tuple(choices),
@@ -80,7 +82,13 @@ class ConfirmationManager:
         if not is_canonical_yes(user_text):
             return None
         queue = pending.authorized_queue.copy()
-        self._consume(state, queue)
+        if state.pending_workflow is not None:
+            # Consent given while a workflow waits for the customer's answer: the paused
+            # queue is kept and the new steps join it behind the paused step (the runtime
+            # asks the waiting question first: ``ConversationRuntime._run_confirmed``).
+            self._consume(state, _behind_paused(state.action_queue, queue))
+        else:
+            self._consume(state, queue)
         return queue
 
     def withdraw(self, state: ConversationState) -> None:
@@ -93,3 +101,26 @@ class ConfirmationManager:
     @staticmethod
     def _consume(state: ConversationState, queue: ActionQueue) -> None:
         on_confirmation_consumed(state, queue)
+
+
+def _behind_paused(paused: ActionQueue, confirmed: ActionQueue) -> ActionQueue:
+    """``paused`` (its cursor just past the paused step) with the steps of ``confirmed``
+    appended; a step the paused queue already holds from its paused step on is not
+    added twice ("cancela o HBO Max" while the HBO Max's own question waits)."""
+    held = [(s.tool, s.subject, s.items) for s in paused.steps[max(paused.cursor - 1, 0) :]]
+    new = [
+        s for s in confirmed.steps[confirmed.cursor :] if (s.tool, s.subject, s.items) not in held
+    ]
+    return ActionQueue(steps=[*paused.steps, *new], cursor=paused.cursor)
+
+
+def _with_action_ids(queue: ActionQueue, confirmation_id: str) -> ActionQueue:
+    """A copy of ``queue`` whose steps name the consent that covers them. A step that
+    already has an id keeps it: a retry, or the same question asked again, authorises the
+    same action (one idempotency key for all its attempts); new steps get this
+    confirmation's id and their place in its queue."""
+    steps = [
+        step if step.action_id else replace(step, action_id=f"{confirmation_id}/{index}")
+        for index, step in enumerate(queue.steps)
+    ]
+    return ActionQueue(steps=steps, cursor=queue.cursor)

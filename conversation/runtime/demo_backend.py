@@ -1,7 +1,8 @@
 """An in-memory ``ToolBackend`` over one invoice, for the demo, the simulator and tests.
 
 It records every action it executes (in order) and answers the invoice explanation and
-knowledge search from its own data. Deterministic: execution ids are counters.
+knowledge search from its own data. Deterministic: execution ids are counters. It acts
+once per call, so the actions' ``action_id`` (idempotency) is accepted and unused.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class DemoBackend:
     # --- actions ------------------------------------------------------------------------
 
     def cancelar_vas_single(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> dict[str, Any]:
         if "cancelar_vas_single" in self.unavailable_tools:
             return {"error": "sistema de cancelamento indisponível"}
@@ -82,7 +83,7 @@ class DemoBackend:
         }
 
     def vas_strategic(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> dict[str, Any]:
         if "vas_strategic" in self.unavailable_tools:
             return {"error": "parceiro indisponível"}
@@ -108,7 +109,7 @@ class DemoBackend:
         }
 
     def pro_rata(
-        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]]
+        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]], action_id: str = ""
     ) -> dict[str, Any]:
         self._record("pro_rata", items, "service")
         names = join_pt([i["service"] for i in items])

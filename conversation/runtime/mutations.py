@@ -79,8 +79,18 @@ def on_action_completed(state: ConversationState, action: ResolvedAction) -> Non
     state.informative_answer_delivered = False
     # A failed step stays current so a later confirmation can retry it; a resumed workflow's
     # step left the queue when it paused (a second advance would skip the next step).
-    if action.outcome is not ToolOutcome.FAILURE and not action.result_summary.get("resumed"):
-        state.action_queue.advance()
+    queue = state.action_queue
+    resumed = bool(action.result_summary.get("resumed"))
+    if action.outcome is not ToolOutcome.FAILURE:
+        if not resumed:
+            queue.advance()
+    elif resumed and queue.cursor > 0:
+        # The resume failed: the paused step — the one just behind the cursor, since a
+        # queue waits on its paused step and only grows after it — is current again, so a
+        # retry re-runs the step that failed instead of skipping to the one after it.
+        paused = queue.steps[queue.cursor - 1]
+        if (paused.tool, paused.subject) == (action.tool, action.subject):
+            queue.cursor -= 1
 
 
 # --- workflow ---------------------------------------------------------------------------

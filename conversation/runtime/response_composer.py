@@ -178,8 +178,19 @@ class ResponseComposer:
         return prompt
 
     def request_dropped(self, subjects: Sequence[str]) -> str:
-        """Said when the conversation closes with a request never confirmed."""
+        """Said when the conversation closes with a request never confirmed, or with a
+        workflow still waiting for the customer's answer."""
         return f"Não segui com a solicitação sobre {join_pt(list(subjects))}."
+
+    def paused_work_first(self, subjects: Sequence[str], paused_subject: str) -> str:
+        """Said when a request is confirmed while a workflow waits for the customer's answer:
+        the new request follows the answer (``ConversationRuntime._run_confirmed``)."""
+        if not subjects:
+            return ""  # nothing new to run: the waiting question alone
+        return (
+            f"Combinado, sigo com {join_pt(list(subjects))} em seguida. Antes, preciso da sua "
+            f"resposta sobre {paused_subject}:"
+        )
 
     def nothing_left(self) -> str:
         return "Certo, então não vou seguir com nenhum desses. Posso ajudar com mais alguma coisa?"

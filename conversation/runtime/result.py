@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .script_catalog import RenderedMessage, ScriptRef
+from .state import ResolvedAction
 
 Part = str | RenderedMessage
 
@@ -24,6 +25,9 @@ class RuntimeResult:
     finalization: Mapping[str, Any] | None = field(default=None, hash=False)
     decision: str | None = None
     rule: str | None = None
+    # The actions this turn ran against the backend, in order (with their outcomes): what
+    # the orchestrator must be told if ``content`` never reaches the customer.
+    actions: tuple[ResolvedAction, ...] = field(default=(), hash=False)
 
     @property
     def payload(self) -> dict[str, Any] | None:

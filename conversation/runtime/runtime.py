@@ -122,7 +122,7 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
             state, user_text, current_turn_index=state.turn_index
         )
         if queue is not None:
-            result = self._drive(state, turn, self._executor.execute_next(state))
+            result = self._run_confirmed(state, turn, queue)
             return self._finish(
                 state, turn, result, decision="execute_action_queue", rule="confirmation_manager"
             )
@@ -194,7 +194,7 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
             state, turn.intent.raw_text, current_turn_index=state.turn_index
         )
         if queue is not None:
-            return self._drive(state, turn, self._executor.execute_next(state))
+            return self._run_confirmed(state, turn, queue)
         # Not a consent to the question just asked: ask it again rather than act.
         pending = state.pending_confirmation
         assert pending is not None
@@ -266,6 +266,28 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
 
     # --- actions ------------------------------------------------------------------------
 
+    def _run_confirmed(
+        self, state: ConversationState, turn: _Turn, confirmed: ActionQueue
+    ) -> RuntimeResult:
+        """Run the queue the customer just confirmed, unless a workflow waits for them.
+
+        A confirmation may be given while a workflow is paused: the customer asked for
+        something else instead of answering its question, then said yes to that. Running
+        the new request and forgetting the old one would leave the paused work undone
+        without a word (the customer believes it done); dropping the new one would ignore a
+        yes. The paused work comes first, as the customer would expect of a person: the new
+        steps wait in the queue behind the paused step (``ConfirmationManager``), the
+        waiting question is asked again saying the new request follows, and its answer
+        resumes the workflow, after which the queue goes on with the new steps. Nothing is
+        executed on this turn.
+        """
+        paused = state.pending_workflow
+        if paused is None:
+            return self._drive(state, turn, self._executor.execute_next(state))
+        question = self._finalization.ask_workflow_again(state)
+        subjects = [s.subject for s in confirmed.steps[confirmed.cursor :]]
+        return reply([self._composer.paused_work_first(subjects, paused.subject), question])
+
     def _drive(
         self, state: ConversationState, turn: _Turn, result: Mapping[str, Any]
     ) -> RuntimeResult:
@@ -320,11 +342,21 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
     def _finalize(
         self, state: ConversationState, status: FinalizationStatus, parts: list[Part]
     ) -> RuntimeResult:
+        subjects: list[str] = []
+        paused = state.pending_workflow
+        if paused is not None:
+            # A workflow still waits for an answer: closing leaves it undone, and whatever
+            # the queue holds behind it (a request confirmed meanwhile): say so.
+            subjects += [
+                paused.subject,
+                *(i.canonical_name for i in queue_items(state.action_queue)),
+            ]
         pending = state.pending_confirmation
         if pending is not None:
             # Closing drops a request never confirmed: say so (issue 11 item 3).
-            subjects = [i.canonical_name for i in queue_items(pending.authorized_queue)]
+            subjects += [i.canonical_name for i in queue_items(pending.authorized_queue)]
             subjects += [str(c.get("canonical_name", "")) for c in pending.choices]
+        if subjects:
             parts = [*parts, self._composer.request_dropped(list(dict.fromkeys(subjects)))]
         self._finalization.mark_closed(state, status)
         payload = self._finalization.build_finalize_payload(status, state.to_prompt_context())

@@ -218,7 +218,12 @@ def _from_current(data: Mapping[str, Any]) -> ConversationState:
 def _ser_queue(queue: ActionQueue) -> dict[str, Any]:
     return {
         "steps": [
-            {"tool": s.tool, "subject": s.subject, "items": [_jsonable(i) for i in s.items]}
+            {
+                "tool": s.tool,
+                "subject": s.subject,
+                "items": [_jsonable(i) for i in s.items],
+                "action_id": s.action_id,
+            }
             for s in queue.steps
         ],
         "cursor": queue.cursor,
@@ -231,6 +236,8 @@ def _deser_queue(data: Mapping[str, Any]) -> ActionQueue:
             tool=_member(s["tool"], TOOL_CATEGORIES, "tool"),
             subject=str(s["subject"]),
             items=tuple(dict(i) for i in s.get("items") or []),
+            # Optional: steps stored before action ids were stamped restore without one.
+            action_id=str(s.get("action_id") or ""),
         )
         for s in data.get("steps") or []
     ]

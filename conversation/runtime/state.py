@@ -87,6 +87,11 @@ class ActionStep:
     subject: str
     # JSON-safe item dicts (see ``action_queue.item_to_dict``).
     items: tuple[Mapping[str, Any], ...] = field(default=(), hash=False)
+    # The consented action's identity: the confirmation that authorised the step and its
+    # place in that queue ("<confirmation id>/<n>"), stamped when the confirmation is asked
+    # (``ConfirmationManager``). A retry carries the same step, so the same id: backends
+    # derive their idempotency keys from it. Empty until a confirmation covers the step.
+    action_id: str = ""
 
 
 @dataclass

@@ -117,4 +117,4 @@ class TurnBookkeeping:
                     "rule": rule,
                 },
             )
-        return replace(result, decision=decision, rule=rule)
+        return replace(result, decision=decision, rule=rule, actions=tuple(turn.executed))

@@ -74,7 +74,7 @@ class DemoInvoiceBackend:
         self._cancelled = cancelled
 
     def cancelar_vas_single(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]:
         done = self._cancelled()  # one query, only on the turns that cancel something
         gone = [i["service"] for i in items if (fold(i["service"]), i["msisdn"]) in done]
@@ -83,12 +83,12 @@ class DemoInvoiceBackend:
         return self._demo.cancelar_vas_single(items=items, workflow_input=workflow_input)
 
     def vas_strategic(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]:
         return self._demo.vas_strategic(items=items, workflow_input=workflow_input)
 
     def pro_rata(
-        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]]
+        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]], action_id: str = ""
     ) -> Mapping[str, Any]:
         return self._demo.pro_rata(items=items, remaining=remaining)
 
@@ -146,23 +146,27 @@ class RecordingBackend:
         self.records: list[ActionRecord] = []
 
     def cancelar_vas_single(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]:
-        result = self._inner.cancelar_vas_single(items=items, workflow_input=workflow_input)
+        result = self._inner.cancelar_vas_single(
+            items=items, workflow_input=workflow_input, action_id=action_id
+        )
         self._record(RuntimeActionTool.CANCEL_SINGLE, items, "service", result)
         return result
 
     def vas_strategic(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]:
-        result = self._inner.vas_strategic(items=items, workflow_input=workflow_input)
+        result = self._inner.vas_strategic(
+            items=items, workflow_input=workflow_input, action_id=action_id
+        )
         self._record(RuntimeActionTool.STRATEGIC, items, "name", result)
         return result
 
     def pro_rata(
-        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]]
+        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]], action_id: str = ""
     ) -> Mapping[str, Any]:
-        result = self._inner.pro_rata(items=items, remaining=remaining)
+        result = self._inner.pro_rata(items=items, remaining=remaining, action_id=action_id)
         self._record(RuntimeActionTool.PRO_RATA, items, "service", result)
         return result
 
@@ -249,19 +253,19 @@ class DryRunBackend:
         self.simulated: list[str] = []
 
     def cancelar_vas_single(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]:
         self.simulated.append(RuntimeActionTool.CANCEL_SINGLE)
         return dict(self._SIMULATED)
 
     def vas_strategic(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]:
         self.simulated.append(RuntimeActionTool.STRATEGIC)
         return dict(self._SIMULATED)
 
     def pro_rata(
-        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]]
+        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]], action_id: str = ""
     ) -> Mapping[str, Any]:
         self.simulated.append(RuntimeActionTool.PRO_RATA)
         return dict(self._SIMULATED)

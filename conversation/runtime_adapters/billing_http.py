@@ -13,7 +13,11 @@ The contract this module speaks, all JSON::
 An action result has the runtime's keys (``success``, ``not_found``, ``error``,
 ``errors``, ``message``, ``aguardando_resposta`` + the paused workflow's fields,
 ``recomenda_finalizacao``); unknown keys are dropped. Every POST carries an
-``Idempotency-Key`` (turn id + call number) so a retried request cannot act twice.
+``Idempotency-Key`` naming the consented action, not the turn (``_idempotency_key``): the
+conversation, the action's id (the confirmation that authorised it and its place in that
+queue: ``ActionStep.action_id``) and its arguments. A retry of the same action, in this
+turn or a later one, sends the same key, so a billing system that acted on a call whose
+reply was lost does not act twice; two actions never share a key, even in one turn.
 
 Failures never raise into the runtime: they become the executor's outcomes —
 404 -> ``{"not_found": True}`` (NO_MATCH); anything else -> ``{"error": <code>}`` (FAILURE)
@@ -26,6 +30,8 @@ The knowledge search (RAG) stays in the organization's own knowledge base.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -115,12 +121,11 @@ class HttpBillingBackend:
         config: BillingConfig,
         *,
         knowledge_search: KnowledgeSearch,
-        idempotency_prefix: str,
+        idempotency_scope: str,
     ) -> None:
         self._client = _http_client(config.base_url, config.token, config.timeout_s)
         self._knowledge = knowledge_search
-        self._prefix = idempotency_prefix
-        self._posts = 0
+        self._scope = idempotency_scope  # the conversation: keys never meet across them
 
     # --- invoice --------------------------------------------------------------------
 
@@ -135,27 +140,30 @@ class HttpBillingBackend:
     # --- actions --------------------------------------------------------------------
 
     def cancelar_vas_single(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]:
-        return self._action("/vas/cancel", {"items": items, "workflow_input": workflow_input})
+        body = {"items": items, "workflow_input": workflow_input}
+        return self._action("/vas/cancel", body, action_id=action_id, args=items)
 
     def vas_strategic(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> Mapping[str, Any]:
-        return self._action("/vas/strategic", {"items": items, "workflow_input": workflow_input})
+        body = {"items": items, "workflow_input": workflow_input}
+        return self._action("/vas/strategic", body, action_id=action_id, args=items)
 
     def pro_rata(
-        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]]
+        self, *, items: list[dict[str, Any]], remaining: list[dict[str, Any]], action_id: str = ""
     ) -> Mapping[str, Any]:
-        return self._action("/pro-rata", {"items": items, "remaining": remaining})
+        body = {"items": items, "remaining": remaining}
+        return self._action("/pro-rata", body, action_id=action_id, args=items)
 
     def resume_workflow(
         self, *, tool: str, execution_id: str, input_key: str, value: str
     ) -> Mapping[str, Any]:
-        return self._action(
-            f"/workflows/{quote(execution_id, safe='')}/resume",
-            {"tool": tool, "input_key": input_key, "value": value},
-        )
+        # The execution names the paused action; the answer is this call's argument.
+        body = {"tool": tool, "input_key": input_key, "value": value}
+        path = f"/workflows/{quote(execution_id, safe='')}/resume"
+        return self._action(path, body, action_id="", args=body)
 
     # --- informative ----------------------------------------------------------------
 
@@ -176,9 +184,10 @@ class HttpBillingBackend:
 
     # --- HTTP -----------------------------------------------------------------------
 
-    def _action(self, path: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
-        self._posts += 1
-        key = f"{self._prefix}:{self._posts}"
+    def _action(
+        self, path: str, body: Mapping[str, Any], *, action_id: str, args: Any
+    ) -> Mapping[str, Any]:
+        key = _idempotency_key(self._scope, action_id, path, args)
         try:
             data = self._request("POST", path, json=body, headers={"Idempotency-Key": key})
         except _NotFound:
@@ -217,6 +226,18 @@ class HttpBillingBackend:
 
 class _NotFound(BillingError):
     pass
+
+
+def _idempotency_key(scope: str, action_id: str, path: str, args: Any) -> str:
+    """One key per consented action: the same for every attempt at it, whatever the turn.
+
+    Its arguments are part of it (the items, or a resume's answer), never the context sent
+    beside them (the queue's ``remaining``): the same action always has the same key.
+    """
+    material = json.dumps(
+        [scope, action_id, path, args], sort_keys=True, ensure_ascii=False, default=str
+    )
+    return "rt-" + hashlib.sha256(material.encode()).hexdigest()
 
 
 def _status_code(status: int) -> str:

@@ -4,8 +4,9 @@
 (``conversation/runtime_adapters``: classifiers, backend, state store), calls
 ``try_handle`` and returns a ``RuntimeStep``: the decision trace (ids and codes only), the
 reply to send when the runtime answered, and the note for the orchestrator when it did
-not. The pipeline sends the reply through ``tools.send_through_gates``, then calls
-``commit`` so the state and the action log are written only for what happened.
+not — or when the reply is vetoed before it reaches the customer (``runtime_note``). The
+pipeline sends the reply through ``tools.send_through_gates``, then calls ``commit`` so
+the state and the action log are written only for what happened.
 
 Modes (``AgentVersion.runtime_mode``):
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -37,7 +38,6 @@ from django.utils import timezone
 
 from conversation import model_calls
 from conversation.agents import AgentConfig
-from conversation.llm.base import ChatMessage, TextBlock
 from conversation.models import (
     Conversation,
     Direction,
@@ -84,11 +84,15 @@ from conversation.runtime_adapters.invoices import (
 from conversation.runtime_adapters.offline import OfflineIntentClassifier
 from conversation.runtime_adapters.store import ConversationFieldStore
 
+# The notes live in ``runtime_note``; the turn (and its tests) import them from here too.
+from .runtime_note import DIRECTIVE_HEADER as DIRECTIVE_HEADER
+from .runtime_note import NOTE_HEADER as NOTE_HEADER
+from .runtime_note import actions_note, orchestrator_note
+from .runtime_note import with_orchestrator_note as with_orchestrator_note
+
 log = logging.getLogger(__name__)
 
 SCRIPT_ID_MAX = 80  # Message.script_id
-NOTE_HEADER = "[Contexto do atendimento — gerado pelo sistema, não é fala do cliente]"
-DIRECTIVE_HEADER = "[Instrução para esta resposta]"
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,7 @@ def _run(
 ) -> RuntimeStep:
     live = agent.runtime_mode == RuntimeMode.ON
     knowledge_search = KnowledgeSearch(conversation.organization_id)
-    invoice, base = _invoice_and_backend(conversation, turn, knowledge_search, trace)
+    invoice, base = _invoice_and_backend(conversation, knowledge_search, trace)
     if invoice is None or base is None:
         # No invoice, no runtime: "não localizei o serviço" would be a lie.
         trace.update(handled=False, fallback_reason="invoice_unavailable")
@@ -247,13 +251,18 @@ def _run(
 
     reply = _reply(result) if live else None
     note = ""
+    # The offline orchestrator follows rules, not instructions: the note would only
+    # pollute the text it searches the knowledge base with.
+    instructable = model_calls.provider_name(agent.provider) != "offline"
     if live and not result.handled:
         trace["directive"] = bool(result.orchestrator_directive)
-        # The offline orchestrator follows rules, not instructions: the note would only
-        # pollute the text it searches the knowledge base with.
-        if model_calls.provider_name(agent.provider) != "offline":
+        if instructable:
             note = orchestrator_note(result)
         trace["note"] = bool(note)
+    elif reply is not None and result.actions and instructable:
+        # Used only if a gate vetoes the reply (the pipeline): the orchestrator then writes
+        # the reply, and must know what really ran against the backend, with its result.
+        note = actions_note(result.actions, state.to_prompt_context())
 
     def commit(answered: bool) -> Callable[[], None]:
         executed = len(recording.records) if recording else 0
@@ -335,7 +344,6 @@ def backend_name(recording: RecordingBackend | None, dry_run: DryRunBackend | No
 
 def _invoice_and_backend(
     conversation: Conversation,
-    turn: Turn,
     knowledge_search: KnowledgeSearch,
     trace: dict[str, Any],
 ) -> tuple[Mapping[str, Any] | None, DemoInvoiceBackend | HttpBillingBackend | None]:
@@ -354,7 +362,7 @@ def _invoice_and_backend(
         )
         return found.detail, backend
     http = HttpBillingBackend(
-        config, knowledge_search=knowledge_search, idempotency_prefix=str(turn.pk)
+        config, knowledge_search=knowledge_search, idempotency_scope=str(conversation.pk)
     )
     try:
         detail = validate_invoice(http.fetch_invoice(conversation.contact.phone))
@@ -412,27 +420,3 @@ def _reply(result: RuntimeResult) -> RuntimeReply | None:
     version = result.scripts[0].catalog_version if result.scripts else ""
     text = str(result.content).strip()
     return RuntimeReply(text=text, script_id=script_id, script_version=version)
-
-
-def orchestrator_note(result: RuntimeResult) -> str:
-    """The state summary and the directive, as one block for the orchestrator."""
-    parts = []
-    if result.conversation_state_summary:
-        parts.append(f"{NOTE_HEADER}\n{result.conversation_state_summary}")
-    if result.orchestrator_directive:
-        parts.append(f"{DIRECTIVE_HEADER}\n{result.orchestrator_directive}")
-    return "\n\n".join(parts)
-
-
-def with_orchestrator_note(history: Sequence[ChatMessage], note: str) -> list[ChatMessage]:
-    """``history`` with ``note`` as an extra text block on its last (customer) message.
-
-    Only the orchestrator's request carries it: the stored messages never do.
-    """
-    messages = list(history)
-    if not note or not messages or messages[-1].role != "user":
-        return messages
-    last = messages[-1]
-    blocks = (TextBlock(last.content),) if isinstance(last.content, str) else tuple(last.content)
-    messages[-1] = ChatMessage(role="user", content=(*blocks, TextBlock(note)))
-    return messages

@@ -33,18 +33,26 @@ class RecordingBackend:
     def __init__(self, **results: dict[str, Any]) -> None:
         self.results = results
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.action_ids: list[str] = []  # the ``action_id`` of every action call
 
     def _answer(self, name: str, **kwargs: Any) -> dict[str, Any]:
         self.calls.append((name, kwargs))
         return self.results.get(name, {"success": True})
 
-    def cancelar_vas_single(self, *, items: list, workflow_input: dict) -> dict[str, Any]:
+    def cancelar_vas_single(
+        self, *, items: list, workflow_input: dict, action_id: str = ""
+    ) -> dict[str, Any]:
+        self.action_ids.append(action_id)
         return self._answer("cancelar_vas_single", items=items, workflow_input=workflow_input)
 
-    def vas_strategic(self, *, items: list, workflow_input: dict) -> dict[str, Any]:
+    def vas_strategic(
+        self, *, items: list, workflow_input: dict, action_id: str = ""
+    ) -> dict[str, Any]:
+        self.action_ids.append(action_id)
         return self._answer("vas_strategic", items=items, workflow_input=workflow_input)
 
-    def pro_rata(self, *, items: list, remaining: list) -> dict[str, Any]:
+    def pro_rata(self, *, items: list, remaining: list, action_id: str = "") -> dict[str, Any]:
+        self.action_ids.append(action_id)
         return self._answer("pro_rata", items=items, remaining=remaining)
 
     def resume_workflow(self, *, tool: str, execution_id: str, input_key: str, value: str) -> dict:

@@ -102,6 +102,32 @@ def test_on_action_completed_keeps_cursor_on_failure() -> None:
     assert state.last_completed_action.outcome is ToolOutcome.FAILURE
 
 
+def test_on_action_completed_puts_a_step_whose_resume_failed_back_in_front() -> None:
+    # The paused step advanced the cursor when it paused; its failed resume makes it current
+    # again (a retry re-runs it), and never skips to the step after it.
+    state = ConversationState(action_queue=queue_of("Vivo Play VOD", "B"))
+    state.action_queue.cursor = 1  # paused on the first step
+    failed = ResolvedAction(
+        "cancelar_vas_avulso",
+        "Vivo Play VOD",
+        ToolKind.ACTION,
+        ToolOutcome.FAILURE,
+        {"error": "x", "resumed": True},
+    )
+    m.on_action_completed(state, failed)
+    assert state.action_queue.cursor == 0
+    resumed_ok = ResolvedAction(
+        "cancelar_vas_avulso",
+        "Vivo Play VOD",
+        ToolKind.ACTION,
+        ToolOutcome.SUCCESS,
+        {"resumed": True},
+    )
+    state.action_queue.cursor = 1
+    m.on_action_completed(state, resumed_ok)
+    assert state.action_queue.cursor == 1  # left the queue when it paused: no second advance
+
+
 def test_on_workflow_paused_stores_pending_workflow() -> None:
     state = ConversationState()
     pending = pending_workflow()

@@ -212,7 +212,7 @@ class PausingAvulso(DemoBackend):
     """A billing system whose single cancellations ask a question first."""
 
     def cancelar_vas_single(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any]
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
     ) -> dict[str, Any]:
         self._record("cancelar_vas_single", items, "service")
         self._paused["exec-avulso"] = [{"name": i["service"], "msisdn": i["msisdn"]} for i in items]

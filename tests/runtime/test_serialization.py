@@ -151,6 +151,17 @@ def test_v6_session_restores_with_an_empty_snapshot() -> None:
     assert migrate_state(v6) == restored
 
 
+def test_a_steps_action_id_round_trips_and_is_optional() -> None:
+    state = rich_state()
+    step = state.action_queue.steps[0]
+    state.action_queue.steps[0] = ActionStep(step.tool, step.subject, step.items, "conv-1#2/0")
+    data = serialize_state(state)
+    assert data["action_queue"]["steps"][0]["action_id"] == "conv-1#2/0"
+    assert deserialize_state(data).action_queue.steps[0].action_id == "conv-1#2/0"
+    del data["action_queue"]["steps"][0]["action_id"]  # stored before ids were stamped
+    assert deserialize_state(data).action_queue.steps[0].action_id == ""
+
+
 @pytest.mark.parametrize("version", [99, 0, 5, -1, "7", None])
 def test_unknown_version_resets_keeping_the_session_id(version: Any) -> None:
     data = serialize_state(rich_state())

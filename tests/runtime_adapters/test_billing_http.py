@@ -41,26 +41,64 @@ def backend() -> HttpBillingBackend:
     return HttpBillingBackend(
         BillingConfig(base_url=BASE, token=TOKEN, timeout_s=2),
         knowledge_search=KnowledgeSearch(uuid.uuid4()),
-        idempotency_prefix="turn-1",
+        idempotency_scope="conversation-1",
     )
 
 
-def test_actions_post_with_the_token_and_an_idempotency_key_each(api):
+def test_actions_post_with_the_token_and_an_idempotency_key_per_action(api):
     cancel = api.post("/vas/cancel").respond(
         200, json={"success": True, "message": "Cancelado.", "internal_ref": "x9"}
     )
     strategic = api.post("/vas/strategic").respond(200, json={"success": True})
     billing = backend()
 
-    result = billing.cancelar_vas_single(items=CANCEL_ITEMS, workflow_input={"remaining": []})
-    billing.vas_strategic(items=[{"name": "HBO Max", "msisdn": "1"}], workflow_input={})
+    result = billing.cancelar_vas_single(
+        items=CANCEL_ITEMS, workflow_input={"remaining": []}, action_id="conv#2/0"
+    )
+    billing.vas_strategic(
+        items=[{"name": "HBO Max", "msisdn": "1"}], workflow_input={}, action_id="conv#2/1"
+    )
 
     assert result == {"success": True, "message": "Cancelado."}  # unknown keys dropped
     sent = cancel.calls.last.request
     assert sent.headers["authorization"] == f"Bearer {TOKEN}"
-    assert sent.headers["idempotency-key"] == "turn-1:1"
+    key = sent.headers["idempotency-key"]
+    assert key.startswith("rt-") and len(key) < 80
     assert json.loads(sent.content) == {"items": CANCEL_ITEMS, "workflow_input": {"remaining": []}}
-    assert strategic.calls.last.request.headers["idempotency-key"] == "turn-1:2"
+    assert strategic.calls.last.request.headers["idempotency-key"] != key
+
+
+def test_the_idempotency_key_is_the_actions_whatever_the_call_or_turn(api):
+    """The key is made of the conversation, the action's id and its arguments: a retry, by
+    another backend instance (a later turn), sends the same one; anything else changes it."""
+    cancel = api.post("/vas/cancel").respond(200, json={"success": True})
+    resume = api.post("/workflows/exec-7/resume").respond(200, json={"success": True})
+
+    def key(action_id: str = "conv#2/0", items: Any = CANCEL_ITEMS, scope: str = "") -> str:
+        billing = backend()
+        if scope:
+            billing = HttpBillingBackend(
+                BillingConfig(base_url=BASE, token=TOKEN, timeout_s=2),
+                knowledge_search=KnowledgeSearch(uuid.uuid4()),
+                idempotency_scope=scope,
+            )
+        billing.cancelar_vas_single(items=items, workflow_input={}, action_id=action_id)
+        return str(cancel.calls.last.request.headers["idempotency-key"])
+
+    first = key()
+    assert key() == first  # a retry of the same action
+    assert key(action_id="conv#2/1") != first  # another action of the same consent
+    assert key(action_id="conv#5/0") != first  # the same items consented to again
+    assert key(items=[{**CANCEL_ITEMS[0], "service": "Tamboro"}]) != first
+    assert key(scope="conversation-2") != first
+
+    def resumed(value: str) -> str:
+        backend().resume_workflow(
+            tool="vas_estrategico", execution_id="exec-7", input_key="manter", value=value
+        )
+        return str(resume.calls.last.request.headers["idempotency-key"])
+
+    assert resumed("nao") == resumed("nao") != resumed("sim")
 
 
 def test_a_paused_workflow_keeps_its_fields(api):
@@ -186,7 +224,8 @@ def test_a_confirmed_cancellation_posts_to_the_billing_system_in_order(desk, cus
     (done,) = customer.say("sim")
 
     assert cancel.call_count == 1 and strategic.call_count == 1
-    assert cancel.calls.last.request.headers["idempotency-key"].endswith(":1")
+    keys = [r.calls.last.request.headers["idempotency-key"] for r in (cancel, strategic)]
+    assert keys[0] != keys[1]  # one key per action, never per turn
     assert json.loads(strategic.calls.last.request.content)["items"] == [
         {"name": "HBO Max", "msisdn": "11987654321", "item_type": "estrategico"}
     ]
@@ -197,6 +236,37 @@ def test_a_confirmed_cancellation_posts_to_the_billing_system_in_order(desk, cus
         ("http", "cancelar_vas_single", "success"),
         ("http", "vas_strategic", "success"),
     ]
+
+
+def test_idempotency_keys_name_the_consented_action_not_the_turn(desk, customer, billing_api):
+    """A retry of the same action, turns later, carries the same key (a billing system that
+    acted on the first call and lost its reply must not act twice); two actions of one
+    consent, or the same item consented to again, carry different keys."""
+    cancel = billing_api.post("/vas/cancel").mock(
+        side_effect=[
+            httpx.Response(503),
+            httpx.Response(200, json={"success": True, "message": "Cancelei o Vivo Play VOD."}),
+            httpx.Response(200, json={"success": True, "message": "Cancelei o Vivo Play VOD."}),
+        ]
+    )
+    strategic = billing_api.post("/vas/strategic").respond(
+        200, json={"success": True, "message": "Pedido ao parceiro registrado."}
+    )
+    customer.say("quero cancelar o VOD e o HBO Max")
+    (failed,) = customer.say("sim")
+    assert failed.body.endswith("Quer que eu tente de novo a solicitação sobre Vivo Play VOD?")
+    customer.say("sim")  # the retry, a turn later: the VOD, then the HBO Max
+
+    first, retried = (c.request.headers["idempotency-key"] for c in cancel.calls)
+    partner = strategic.calls.last.request.headers["idempotency-key"]
+    assert first == retried
+    assert partner != first
+
+    customer.say("quero cancelar o VOD")  # asked again later: a new consent, a new action
+    customer.say("sim")
+    assert cancel.call_count == 3
+    again = cancel.calls.last.request.headers["idempotency-key"]
+    assert again not in {first, partner}
 
 
 def test_a_billing_outage_reports_the_failure_and_offers_a_retry(desk, customer, billing_api):

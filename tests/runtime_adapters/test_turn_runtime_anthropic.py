@@ -1,13 +1,16 @@
 """The runtime in a turn whose agent runs on Claude (HTTP level, recorded wire format):
-classifier and matcher calls in the ledger, the fallback note for the orchestrator, and a
-classifier outage taking the runtime's fallback path."""
+classifier and matcher calls in the ledger, the fallback note for the orchestrator, the
+note about executed actions whose report was vetoed, and a classifier outage taking the
+runtime's fallback path."""
 
 from __future__ import annotations
 
 import json
 
-from conversation.models import Conversation, LlmCall, Message, Turn
+from conversation import turns
+from conversation.models import Conversation, LlmCall, Message, RuntimeAction, Turn
 from conversation.runtime_adapters.classifiers import INTENT_TOOL, MATCHER_TOOL
+from conversation.turns.runtime_note import ACTIONS_HEADER
 from conversation.turns.runtime_step import DIRECTIVE_HEADER, NOTE_HEADER
 from tests.fakes.anthropic_server import Reply
 
@@ -124,6 +127,47 @@ def test_a_fallback_hands_the_orchestrator_the_summary_and_directive_for_that_ca
     assert not any(NOTE_HEADER in json.dumps(m, ensure_ascii=False) for m in history[:-1])
     classifier_prompt = claude.requests[2].json["messages"][0]["content"]
     assert "Cliente: cancela o tamboro" in classifier_prompt  # the classifier sees the history
+
+
+def test_a_vetoed_report_of_an_executed_action_tells_the_orchestrator_what_was_done(
+    claude, claude_desk, django_capture_on_commit_callbacks, monkeypatch
+):
+    # The runtime cancelled the Tamboro, but a before-send gate vetoed its report: the
+    # orchestrator writes the reply instead and must know the action ran, and its result.
+    def veto_reports(ctx, text):
+        return "Mensagem vetada." if text.startswith("Pronto!") else None
+
+    veto_reports.code = "test_veto"  # type: ignore[attr-defined]
+    monkeypatch.setattr(turns.tools, "BEFORE_SEND_GATES", [veto_reports])
+    claude.enqueue_json(
+        200,
+        tool_use_response(
+            INTENT_TOOL,
+            {
+                "kind": "action_request",
+                "action_verbs": ["cancelar"],
+                "mentioned_items": ["Tamboro"],
+            },
+        ),
+    )
+    customer = Customer(claude_desk.channel, django_capture_on_commit_callbacks)
+    customer.say("cancela o tamboro")
+    orchestrator_sends(claude, "Cancelei o Tamboro para você.")
+    (answer,) = customer.say("sim")  # the fast path: no classifier call
+
+    assert answer.body == "Cancelei o Tamboro para você."
+    turn = Turn.objects.order_by("created_at").last()
+    assert turn is not None and turn.trace["vetoes"] == ["test_veto"]
+    assert RuntimeAction.objects.get().outcome == "success"  # ran once, logged
+    _, note_block = claude.requests[1].json["messages"][-1]["content"]
+    note = note_block["text"]
+    assert note.startswith(ACTIONS_HEADER)
+    assert "- cancelamento avulso de Tamboro: concluído" in note
+    assert NOTE_HEADER in note and "Última ação executada: cancelar_vas_avulso" in note
+    assert DIRECTIVE_HEADER in note and "não peça confirmação" in note
+    # The state is kept (the action is real): a later "sim" acts on nothing.
+    stored = Conversation.objects.get().runtime_state
+    assert stored is not None and stored["live"]["status"] == "open"
 
 
 def test_an_uncovered_request_hands_the_orchestrator_the_summary_without_a_directive(

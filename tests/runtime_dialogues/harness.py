@@ -39,6 +39,7 @@ from django.test import Client, TestCase, override_settings
 from conversation import dispatch
 from conversation.models import Conversation, Message, RuntimeAction
 from conversation.runtime import DemoBackend
+from conversation.turns.runtime_note import ACTIONS_HEADER
 from tests import factories
 from tests.fakes import anthropic_bodies as bodies
 from tests.fakes.anthropic_server import FakeAnthropicServer, ReceivedRequest, Reply
@@ -159,7 +160,8 @@ class ScriptedClaude(FakeAnthropicServer):
     Classifier calls (forced ``classificar_intencao``) get the suite's classification of
     the customer's message (read from the prompt the runtime built), or ``unknown``;
     matcher calls get the suite's picks; the send gate's promise check hears "no
-    promise"; the orchestrator sends one fixed message."""
+    promise"; the orchestrator sends one fixed message, after what the runtime's note
+    says was done this turn (as a model that follows the note would)."""
 
     def __init__(self, suite: Suite) -> None:
         super().__init__()
@@ -203,7 +205,18 @@ class ScriptedClaude(FakeAnthropicServer):
         content = last.get("content")
         if isinstance(content, list) and any(b.get("type") == "tool_result" for b in content):
             return _json_reply(bodies.text_response())
-        return _json_reply(bodies.tool_use_response("send_message", {"text": ORCHESTRATOR_TEXT}))
+        told = runtime_told(messages)
+        text = f"{told} {ORCHESTRATOR_TEXT}" if told else ORCHESTRATOR_TEXT
+        return _json_reply(bodies.tool_use_response("send_message", {"text": text}))
+
+
+def runtime_told(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The actions the runtime's note tells the orchestrator this turn made, if any."""
+    prompt = _content_text(messages[-1]) if messages else ""
+    if ACTIONS_HEADER not in prompt:
+        return ""
+    block = prompt.split(ACTIONS_HEADER, 1)[1].strip().split("\n\n", 1)[0]
+    return "; ".join(line.lstrip("- ").strip() for line in block.splitlines() if line.strip())
 
 
 def _json_reply(body: Mapping[str, Any]) -> Reply:
@@ -234,13 +247,21 @@ def _customer_text(messages: Sequence[Mapping[str, Any]]) -> str:
 
 class FakeBilling:
     """The billing contract of ``billing_http`` over a ``DemoBackend`` with a retention
-    offer (strategic cancellations pause on a question). ``down`` answers 503 to all."""
+    offer (strategic cancellations pause on a question). ``down`` answers 503 to all.
+
+    Like a real billing system it honours ``Idempotency-Key``: a POST with a key it already
+    answered gets the stored answer again and acts on nothing. ``lose_next_reply`` makes
+    the next action act but answer 503 (its reply lost on the way back); ``promise`` is
+    appended to the message of every action that succeeds."""
 
     def __init__(self, invoice: Mapping[str, Any]) -> None:
         self.invoice = dict(invoice)
         self.backend = DemoBackend(invoice, strategic_retention_offer=True)
         self.down = False
         self.actions_down = False  # only the action endpoints fail
+        self.lose_next_reply = False
+        self.promise = ""
+        self.answered: dict[str, tuple[int, Any]] = {}  # by Idempotency-Key
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -261,9 +282,25 @@ class FakeBilling:
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def answer(self, method: str, path: str, body: Mapping[str, Any]) -> tuple[int, Any]:
+    def answer(
+        self, method: str, path: str, body: Mapping[str, Any], key: str = ""
+    ) -> tuple[int, Any]:
         if self.down or (self.actions_down and method == "POST"):
             return 503, {"error": "indisponível"}
+        if method == "POST" and key in self.answered:
+            return self.answered[key]
+        status, data = self._act(method, path, body)
+        if method == "POST":
+            if key:
+                self.answered[key] = (status, data)
+            if self.promise and isinstance(data, dict) and data.get("success"):
+                data = {**data, "message": f"{data.get('message', '')} {self.promise}".strip()}
+            if self.lose_next_reply:
+                self.lose_next_reply = False
+                return 503, {"error": "resposta perdida"}
+        return status, data
+
+    def _act(self, method: str, path: str, body: Mapping[str, Any]) -> tuple[int, Any]:
         parts = [p for p in path.split("/") if p]
         b = self.backend
         if method == "GET" and parts[:1] == ["customers"]:
@@ -292,7 +329,12 @@ class FakeBilling:
             def _serve(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                status, data = fake.answer(self.command, self.path, json.loads(raw or b"{}"))
+                status, data = fake.answer(
+                    self.command,
+                    self.path,
+                    json.loads(raw or b"{}"),
+                    self.headers.get("idempotency-key") or "",
+                )
                 payload = json.dumps(data).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -333,6 +375,7 @@ class Observation:
     pending: tuple[str, ...]  # items of the stored pending confirmation ("name@final")
     finalized_as: str  # the stored finalization status ("" when none)
     human_owned: bool  # before the step: a person owned the conversation
+    told: str = ""  # the actions the runtime's note told the orchestrator (llm mode)
 
     @property
     def reply(self) -> str:
@@ -434,6 +477,7 @@ class Driver:
     def step(self, step: Step) -> Observation:
         before_msgs = set(self._messages().values_list("pk", flat=True))
         before_actions = self._action_mark()
+        before_calls = len(self.claude.requests) if self.claude is not None else 0
         current = self.conversation()
         owned = current is not None and (
             current.contact.force_human or current.bot_silenced_until is not None
@@ -458,7 +502,18 @@ class Driver:
             pending=pending,
             finalized_as=reason,
             human_owned=owned,
+            told=self._told_since(before_calls),
         )
+
+    def _told_since(self, mark: int) -> str:
+        if self.claude is None:
+            return ""
+        told = [
+            runtime_told((r.json or {}).get("messages") or [])
+            for r in self.claude.requests[mark:]
+            if "send_message" in [t.get("name") for t in (r.json or {}).get("tools") or []]
+        ]
+        return " ".join(t for t in told if t)
 
     def _say(self, lines: Sequence[str]) -> None:
         with override_settings(**self._overrides), ExitStack() as stack:
@@ -515,6 +570,12 @@ class Driver:
         elif event == "billing_up":
             assert self.billing is not None
             self.billing.down = self.billing.actions_down = False
+        elif event == "billing_loses_next_reply":
+            assert self.billing is not None, "billing events need backend: billing"
+            self.billing.lose_next_reply = True
+        elif event == "billing_promises":
+            assert self.billing is not None, "billing events need backend: billing"
+            self.billing.promise = step.text
         elif event == "runtime_error":
             self._raise_next = True
         elif event == "typed_before_reply":
@@ -780,6 +841,9 @@ def judge(driver: Driver, index: int, obs: Observation) -> list[Failure]:
         want_pending = [str(x) for x in e["pending"]]
         if not _same_items(want_pending, list(obs.pending)):
             fail("expectation", f"pending {list(obs.pending)}, expected {want_pending}")
+    for name in e.get("orchestrator_told", []):
+        if fold(str(name)) not in fold(obs.told):
+            fail("dead_end", f"the orchestrator was not told about {name}: {obs.told!r}")
     for needle in e.get("reply_contains", []):
         if fold(str(needle)) not in fold(reply):
             fail("expectation", f"reply should contain {needle!r}: {reply!r}")
