@@ -9,12 +9,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, QuerySet
+from django.db.models import Exists, QuerySet, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from accounts.db.compiled import CompiledQuery
 from accounts.services import audit_log_write
-from conversation.channels.base import InboundMessage, ParsedWebhook
+from conversation.channels.base import InboundMessage, ParsedWebhook, customer_wrote_at
 from conversation.channels.media import columns_for
 from conversation.channels.transport import UNKNOWN_ID_PREFIX
 from conversation.dispatch import enqueue
@@ -186,11 +187,35 @@ def _known_lookup(
 _KNOWN = CompiledQuery(_known_lookup, (uuid.UUID(int=1), uuid.UUID(int=2), "+0", "sample-id"))
 
 
-def _message_times(*, inbound: bool) -> dict[str, datetime]:
-    """The conversation's columns a new message moves: its last message, and its last inbound
-    one when the customer wrote it."""
+def _message_times(inbound: InboundMessage) -> dict[str, datetime]:
+    """The columns of a conversation its first message sets: its last message and, when the
+    customer wrote it, its last inbound one (both when it arrived: the list's order, what
+    "answered since" means) and when the customer wrote it (``customer_wrote_at``): a message
+    delivered late after a provider outage must not open WhatsApp's 24-hour window from its
+    delivery."""
     now = timezone.now()
-    return {"last_message_at": now, "last_inbound_at": now} if inbound else {"last_message_at": now}
+    if inbound.from_me:
+        return {"last_message_at": now}
+    wrote = customer_wrote_at(inbound.timestamp, now)
+    return {"last_message_at": now, "last_inbound_at": now, "customer_wrote_at": wrote}
+
+
+def _move_times(conversation: Conversation, inbound: InboundMessage) -> None:
+    """Move the conversation's times for one more message, in one statement. When the
+    customer wrote never goes back (a late line written before the newest one leaves it),
+    also against a concurrent delivery: the database keeps the greater of the two."""
+    times = _message_times(inbound)
+    wrote = times.get("customer_wrote_at")
+    columns: dict[str, Any] = dict(times)
+    if wrote is not None:
+        columns["customer_wrote_at"] = Greatest(
+            Coalesce("customer_wrote_at", Value(wrote)), Value(wrote)
+        )
+        if conversation.customer_wrote_at is not None:
+            times["customer_wrote_at"] = max(conversation.customer_wrote_at, wrote)
+    Conversation.objects.filter(pk=conversation.pk).update(**columns)
+    for field, value in times.items():  # what the row now holds, unless a concurrent one won
+        setattr(conversation, field, value)
 
 
 def _conversation_of(
@@ -224,7 +249,7 @@ def _conversation_of(
             organization_id=channel.organization_id,
             channel=channel,
             contact=contact,
-            **_message_times(inbound=not inbound.from_me),
+            **_message_times(inbound),
         )
         return conversation, True
     if _already_stored(channel.pk, inbound.provider_message_id).exists():
@@ -315,6 +340,7 @@ def _store_inbound(
                 body=inbound.body,
                 kind=inbound.kind,
                 provider_message_id=inbound.provider_message_id,
+                reply_to=inbound.reply_to,
                 status=status,
                 sent_at=inbound.timestamp if inbound.from_me else None,
                 **columns_for(inbound.media),
@@ -325,10 +351,7 @@ def _store_inbound(
         result.duplicates += 1
         return None
     if not fresh:
-        times = _message_times(inbound=direction == Direction.INBOUND)
-        for field, value in times.items():
-            setattr(conversation, field, value)
-        conversation.save(update_fields=list(times))
+        _move_times(conversation, inbound)
     result.stored += 1
     log.info(
         "inbound stored",

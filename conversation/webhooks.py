@@ -15,10 +15,12 @@ surrogates) and refuse, one event at a time, what storage cannot hold (an id or 
 longer than its column) or what is addressed to another business number (Meta
 ``phone_number_id``, WAHA ``session`` ≠ the channel's ``external_id``). When a body carries
 several events each valid one is stored on its own savepoint, so a refused or unstorable
-event never blocks the valid ones of the same body (a body of one needs none). The answer
-is 200 when at least one event was accepted, 400 with the first refusal's code when the
-body carried events and none was acceptable, and 200 for a body with nothing to do (an
-event type we ignore). A concurrent delivery of the same event counts as a duplicate; other
+event never blocks the valid ones of the same body (a body of one needs none). A valid
+event the product leaves alone on purpose (a group chat's message: agents answer one
+customer per chat) is logged with ids and stored as nothing. The answer is 200 when at
+least one event was accepted or ignored, 400 with the first refusal's code when the body
+carried events and none was acceptable, and 200 for a body with nothing to do (an event
+type we ignore). A concurrent delivery of the same event counts as a duplicate; other
 concurrency errors (``IntegrityError``, ``OperationalError``) are not payload content: they
 still surface so the provider redelivers.
 """
@@ -40,6 +42,7 @@ from accounts.throttle import hit
 from conversation.channels import get_adapter
 from conversation.channels.base import (
     ChannelAdapter,
+    IgnoredEvent,
     ParsedWebhook,
     RejectedEvent,
     SignatureError,
@@ -158,9 +161,11 @@ def _receive(request: HttpRequest, channel: ChannelSession) -> HttpResponse:
     parsed = _for_this_number(adapter, channel, parsed, ids)
     for rejected in parsed.rejected:
         _log_rejected(rejected, ids)
+    for ignored in parsed.ignored:
+        _log_ignored(ignored, ids)
     result, unstorable = _store_each(channel, parsed, ids)
     refusals = [*parsed.rejected, *unstorable]
-    if refusals and parsed.accepted == len(unstorable):
+    if refusals and parsed.accepted == len(unstorable) and not parsed.ignored:
         # Every event of the body was refused: say why; a partly good body answers 200.
         return error(400, refusals[0].code, refusals[0].reason)
     answer: dict[str, object] = {
@@ -169,6 +174,8 @@ def _receive(request: HttpRequest, channel: ChannelSession) -> HttpResponse:
         "duplicates": result.duplicates,
         "statuses": result.statuses,
     }
+    if parsed.ignored:
+        answer["ignored"] = len(parsed.ignored)
     if refusals:
         answer["rejected"] = len(refusals)
     return JsonResponse(answer)
@@ -201,6 +208,20 @@ def _log_rejected(rejected: RejectedEvent, ids: dict[str, str]) -> None:
         log.warning("webhook event for another number refused", extra=extra)
     else:
         log.info("webhook event rejected", extra=extra)
+
+
+def _log_ignored(ignored: IgnoredEvent, ids: dict[str, str]) -> None:
+    # Ids only: never the message's text, nor the participant's number.
+    log.info(
+        "webhook event ignored",
+        extra={
+            **ids,
+            "code": ignored.code,
+            "where": ignored.where,
+            "provider_message_id": ignored.event_id,
+            "chat_id": ignored.chat_id,
+        },
+    )
 
 
 def _store_each(

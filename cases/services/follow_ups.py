@@ -148,4 +148,4 @@ def _free_text_reaches(conversation: Conversation, now: datetime) -> bool:
     that has one (Meta's Cloud API), always on one that has none (WAHA is WhatsApp Web)."""
     if not get_adapter(conversation.channel.provider).enforces_service_window:
         return True
-    return service_window_open(conversation.last_inbound_at, now)
+    return service_window_open(conversation.customer_wrote_at, now)

@@ -17,6 +17,9 @@ Provider = Literal["waha", "meta", "simulator"]
 OutboundStatus = Literal["sent", "delivered", "read", "failed"]
 
 SERVICE_WINDOW = timedelta(hours=24)
+# The longest a provider may still be delivering a message late: Meta retries a webhook for
+# up to 7 days. A timestamp older than that is a wrong clock or unit, not a late delivery.
+MAX_DELIVERY_DELAY = timedelta(days=7)
 
 # What the storage can hold, mirrored here so adapters (which know no Django model) refuse or
 # bound a value before it reaches the database; tests/channels pins them to the models' fields.
@@ -143,11 +146,30 @@ class RejectedEvent:
 
 
 @dataclass(frozen=True)
+class IgnoredEvent:
+    """A well-formed event the product deliberately does not act on: acknowledged (the
+    provider must not redeliver it), logged with ids, stored as nothing.
+
+    ``code``: ``group_chat`` (a WhatsApp group: agents serve one customer per chat, and
+    answering the participant privately would leak the group's talk), ``broadcast_chat``
+    (a status update), ``newsletter_chat`` (a channel post). ``chat_id`` is the group's (or
+    other chat's) id, bounded like ``event_id``; never any text of the message.
+    """
+
+    code: str
+    where: str
+    event_id: str = ""
+    chat_id: str = ""
+
+
+@dataclass(frozen=True)
 class ParsedWebhook:
     messages: Sequence[InboundMessage] = ()
     statuses: Sequence[StatusUpdate] = ()
     # Events refused one by one; the valid events of the same body are still kept above.
     rejected: Sequence[RejectedEvent] = ()
+    # Valid events left alone on purpose (group chats...): answered 200, logged, not stored.
+    ignored: Sequence[IgnoredEvent] = ()
 
     @property
     def accepted(self) -> int:
@@ -277,6 +299,16 @@ def service_window_open(last_inbound_at: datetime | None, now: datetime) -> bool
     if last_inbound_at.tzinfo is None or now.tzinfo is None:
         raise ValueError("service window needs timezone-aware datetimes")
     return now - last_inbound_at < SERVICE_WINDOW
+
+
+def customer_wrote_at(timestamp: datetime, now: datetime) -> datetime:
+    """When the customer wrote, for the service window: the provider's own ``timestamp``
+    (a message delivered late after an outage keeps the time it was written), or ``now`` when
+    that timestamp is not believable — in the future (clock skew, a unit mistake) or older
+    than any redelivery (``MAX_DELIVERY_DELAY``). Both datetimes must be aware."""
+    if timestamp > now or now - timestamp > MAX_DELIVERY_DELAY:
+        return now
+    return timestamp
 
 
 class ChannelAdapter(Protocol):

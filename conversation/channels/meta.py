@@ -117,6 +117,7 @@ class MetaAdapter:
             messages=tuple(batch.messages),
             statuses=tuple(batch.statuses),
             rejected=tuple(batch.rejected),
+            ignored=tuple(batch.ignored),
         )
 
     # -- outbound ------------------------------------------------------------------------

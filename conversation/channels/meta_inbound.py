@@ -3,6 +3,11 @@
 A malformed entry, change, message or status is rejected on its own (``RejectedEvent``) and
 the rest of the same delivery is kept — Meta redelivers a body as a whole, so one poison event
 must never block the good ones beside it. ``conversation.channels.meta`` calls this.
+
+A message written in a WhatsApp group (Cloud API Groups: the message carries ``group_id``,
+``from`` is the participant) is ignored (``IgnoredEvent``), as WAHA's ``@g.us`` chats are:
+agents serve one customer per chat, and answering the participant privately would carry the
+group's talk into a private chat.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from conversation.channels.base import (
     MAX_MEDIA_URL_LENGTH,
     MAX_MIME_LENGTH,
     MAX_NAME_LENGTH,
+    IgnoredEvent,
     InboundMessage,
     MediaRef,
     OutboundStatus,
@@ -63,6 +69,7 @@ class InboundBatch:
         self.messages: list[InboundMessage] = []
         self.statuses: list[StatusUpdate] = []
         self.rejected: list[RejectedEvent] = []
+        self.ignored: list[IgnoredEvent] = []
 
     def reject(self, exc: WebhookError, where: str, raw: object = None) -> None:
         event_id = log_id(dig(raw, "id"))
@@ -93,6 +100,11 @@ class InboundBatch:
         names = _contact_names(value)
         for index, raw in enumerate(messages):
             at = f"{where}.value.messages[{index}]"
+            group = _group_of(raw)
+            if group:
+                event_id = log_id(dig(raw, "id"))
+                self.ignored.append(IgnoredEvent("group_chat", at, event_id, log_id(group)))
+                continue
             try:
                 message = _parse_message(require_object(raw, at), names, channel_ref)
             except WebhookError as exc:
@@ -109,6 +121,17 @@ class InboundBatch:
                 continue
             if status is not None:
                 self.statuses.append(status)
+
+
+def _group_of(raw: object) -> str:
+    """The group a message was written in ("" for a one-to-one chat). Any ``group_id`` makes
+    it a group message, even one of an unexpected type: never answered as a private one."""
+    group = dig(raw, "group_id")
+    if group is None or group == "":
+        return ""
+    if isinstance(group, str) and group.strip():
+        return group.strip()
+    return "?"  # a group id we cannot read: still a group
 
 
 def _messages_value(change: object, where: str) -> dict[str, Any] | None:

@@ -3,7 +3,8 @@
 Inbound: the session's webhook posts an envelope ``{"id", "timestamp" (ms), "event", "session",
 "me", "payload", "engine", ...}``. ``message``/``message.any`` carry a ``WAMessage`` payload,
 ``message.ack`` a delivery receipt; every other event is acknowledged and ignored. Group, status
-and newsletter chats are ignored too: agents serve one customer per chat.
+and newsletter chats are ignored too (``IgnoredEvent``, as Meta's group messages): agents serve
+one customer per chat.
 
 Chat ids: ``<digits>@c.us`` (a phone), ``<digits>@s.whatsapp.net`` (the same, engine-raw, maybe
 with a ``:device`` suffix) and ``<id>@lid`` (WhatsApp's hidden "linked id"). When ``from`` is a
@@ -48,6 +49,7 @@ from conversation.channels.base import (
     MAX_NAME_LENGTH,
     MAX_PHONE_LENGTH,
     ChannelConfig,
+    IgnoredEvent,
     InboundMessage,
     MediaDownload,
     MediaRef,
@@ -65,12 +67,11 @@ from conversation.channels.base import (
     log_id,
 )
 from conversation.channels.waha_ids import (
-    IGNORED_SERVERS,
     INBOUND_ALTERNATIVES,
     OUTBOUND_ALTERNATIVES,
     chat_id_for,
+    ignored_chat,
     resolve_contact,
-    server_of,
 )
 
 logger = logging.getLogger(__name__)
@@ -160,6 +161,8 @@ class WahaAdapter:
                 status = self._parse_ack(payload, envelope)
                 return ParsedWebhook(statuses=(status,) if status else ())
             message = self._parse_message(payload, envelope)
+            if isinstance(message, IgnoredEvent):
+                return ParsedWebhook(ignored=(message,))
             return ParsedWebhook(messages=(message,) if message else ())
         except WebhookError as exc:
             rejected = RejectedEvent(
@@ -172,18 +175,17 @@ class WahaAdapter:
 
     def _parse_message(
         self, payload: dict[str, Any], envelope: dict[str, Any]
-    ) -> InboundMessage | None:
+    ) -> InboundMessage | IgnoredEvent | None:
         message_id = bounded_id(payload.get("id"), "payload.id")
         from_me = payload.get("fromMe") is True
         sender = require_str(payload.get("from"), "payload.from", code="missing_sender")
         # For our own messages ``from`` is us; the customer is the chat they went to.
         to = payload.get("to")
         chat = to.strip() if from_me and isinstance(to, str) and to.strip() else sender
-        if server_of(chat) in IGNORED_SERVERS:
-            logger.debug(
-                "waha message outside a 1:1 chat ignored", extra={"message_id": message_id}
-            )
-            return None
+        ignored = ignored_chat(chat, payload)
+        if ignored is not None:  # a group (as Meta's ``group_id``), a status, a newsletter
+            code, chat_id = ignored
+            return IgnoredEvent(code, "payload", log_id(message_id), log_id(chat_id))
         data_type = optional_str(dig(payload, "_data", "type"))
         if data_type in _WEBJS_SYSTEM_TYPES:
             return None

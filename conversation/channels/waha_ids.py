@@ -7,15 +7,24 @@ with a ``:device`` suffix; ``<id>@lid`` WhatsApp's hidden "linked id"; ``@g.us``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conversation.channels._parsing import dig
 from conversation.channels.base import SendError, WebhookError
 
 _PHONE_SERVERS = frozenset({"c.us", "s.whatsapp.net"})
-# Chats that are not one customer talking to the business.
-IGNORED_SERVERS = frozenset({"g.us", "broadcast", "newsletter"})
+# Chats that are not one customer talking to the business, by server: IgnoredEvent codes.
+IGNORED_SERVERS: Mapping[str, str] = {
+    "g.us": "group_chat",
+    "broadcast": "broadcast_chat",
+    "newsletter": "newsletter_chat",
+}
+# Where engines name the chat themselves (GOWS ``Info.Chat``, NOWEB ``key.remoteJid``).
+_ENGINE_CHATS: Sequence[tuple[str, ...]] = (
+    ("_data", "Info", "Chat"),
+    ("_data", "key", "remoteJid"),
+)
 
 # Where engines put the other form (phone <-> lid) of the chat's id, in order of trust.
 INBOUND_ALTERNATIVES: Sequence[tuple[str, ...]] = (
@@ -48,6 +57,19 @@ def chat_id_for(to: str) -> str:
 
 def server_of(jid: str) -> str:
     return jid.rpartition("@")[2].lower() if "@" in jid else ""
+
+
+def ignored_chat(chat: str, payload: dict[str, Any]) -> tuple[str, str] | None:
+    """``(code, chat id)`` when the message was not written in a one-to-one chat: a group
+    (``@g.us``), a status broadcast or a newsletter — by ``chat``, or by what the engine says
+    (GOWS ``Info.IsGroup``/``Info.Chat``, NOWEB ``key.remoteJid``) even when ``from`` names
+    the participant. None for a one-to-one chat."""
+    for jid in (chat, *(dig(payload, *path) for path in _ENGINE_CHATS)):
+        if isinstance(jid, str) and (code := IGNORED_SERVERS.get(server_of(jid))):
+            return code, jid
+    if dig(payload, "_data", "Info", "IsGroup") is True:
+        return "group_chat", ""  # no group id to log (``chat`` names a person)
+    return None
 
 
 def phone_of(jid: str) -> str:

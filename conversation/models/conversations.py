@@ -65,7 +65,13 @@ class Conversation(TenantModel):
     active_agent_set_at = models.DateTimeField(null=True, blank=True)
     # Serialized ConversationRuntime state (conversation.runtime.serialization).
     runtime_state = models.JSONField(null=True, blank=True)
+    # When the customer's last message ARRIVED (what "the customer answered since" means for
+    # the inbox's unread mark, stalled cases and follow-ups) ...
     last_inbound_at = models.DateTimeField(null=True, blank=True)
+    # ... and when they WROTE it, by the provider's clock (``channels.base.customer_wrote_at``):
+    # WhatsApp's 24-hour window counts from here, so a message delivered late after a provider
+    # outage does not open it from its delivery. Never moves back.
+    customer_wrote_at = models.DateTimeField(null=True, blank=True)
     last_message_at = models.DateTimeField(null=True, blank=True, db_index=True)
     # Inbox (inbox.services): who on the team answers it (null = the whole team), and who
     # resolved it last; a new customer message reopens a resolved conversation.
@@ -164,6 +170,10 @@ class Message(TenantModel):
     body = models.TextField(blank=True)
     kind = models.CharField(max_length=16, default="text")
     provider_message_id = models.CharField(max_length=200, blank=True)
+    # The provider id of the message this one quotes (Meta ``context.id``, WAHA ``replyTo.id``,
+    # a reaction's target); null when it quotes nothing. Kept even when that message is not
+    # stored here (``quoted_message`` then finds nothing).
+    reply_to = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
     status = models.CharField(max_length=16, choices=MessageStatus.choices)
     error_code = models.CharField(max_length=64, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
@@ -256,6 +266,29 @@ class Message(TenantModel):
         return bool(self.media_file) or media_values.has_file(
             self.kind, self.media_id, self.media_url
         )
+
+    def quoted_message(self) -> Message | None:
+        """The message of this conversation that this one quotes, when it is stored here.
+
+        By its provider id on the same channel; a bare WhatsApp key id (WAHA's GOWS/NOWEB
+        quote ``3EB0...`` where the send stored the serialized ``true_<chat>_3EB0...``) is
+        also matched as that id's tail, within this conversation only."""
+        if not self.reply_to:
+            return None
+        same = Message.objects.filter(
+            organization_id=self.organization_id, channel_id=self.channel_id
+        ).exclude(pk=self.pk)
+        found = same.filter(provider_message_id=self.reply_to).first()
+        if found is None and "_" not in self.reply_to and "@" not in self.reply_to:
+            found = (
+                same.filter(
+                    conversation_id=self.conversation_id,
+                    provider_message_id__endswith=f"_{self.reply_to}",
+                )
+                .order_by("-created_at")
+                .first()
+            )
+        return found
 
     @property
     def kind_placeholder(self) -> str:

@@ -125,14 +125,14 @@ def _send(message: Message, policy: OutboxPolicy) -> SendResult | SendError:
                         mime_type=message.media_mime,
                         content=_uploaded(message),
                     ),
-                    last_inbound_at=conversation.last_inbound_at,
+                    last_inbound_at=conversation.customer_wrote_at,
                     now=timezone.now(),
                 )
             return adapter.send_text(
                 config,
                 to=conversation.contact.phone,
                 body=message.body,
-                last_inbound_at=conversation.last_inbound_at,
+                last_inbound_at=conversation.customer_wrote_at,
                 now=timezone.now(),
             )
     except SendError as exc:

@@ -22,8 +22,10 @@ from tests.cases.conftest import open_case
 @pytest.fixture
 def waiting(conversation, cases_world):
     """A case waiting for the customer, who last wrote an hour ago."""
-    conversation.last_inbound_at = timezone.now() - timedelta(hours=1)
-    conversation.save(update_fields=["last_inbound_at"])
+    conversation.last_inbound_at = conversation.customer_wrote_at = timezone.now() - timedelta(
+        hours=1
+    )
+    conversation.save(update_fields=["last_inbound_at", "customer_wrote_at"])
     case = open_case(conversation)
     services.case_answer(
         case=case, actor=cases_world.agent, action="need_lead_info", text="o CPF do titular."
@@ -77,7 +79,7 @@ def on_provider(case: Case, provider: str) -> None:
 def test_outside_the_window_the_channels_follow_up_template_is_used(waiting):
     on_provider(waiting, "meta")  # the Cloud API's 24-hour window
     Conversation.objects.filter(pk=waiting.conversation_id).update(
-        last_inbound_at=timezone.now() - timedelta(hours=30)
+        customer_wrote_at=timezone.now() - timedelta(hours=30)
     )
     channel = waiting.conversation.channel
     channel.templates = [{"name": "lembrete_caso", "language": "pt_BR", "purpose": "follow_up"}]
@@ -94,7 +96,7 @@ def test_outside_the_window_the_channels_follow_up_template_is_used(waiting):
 def test_outside_the_window_without_a_template_nothing_is_sent_and_the_case_says_so(waiting):
     on_provider(waiting, "meta")
     Conversation.objects.filter(pk=waiting.conversation_id).update(
-        last_inbound_at=timezone.now() - timedelta(hours=30)
+        customer_wrote_at=timezone.now() - timedelta(hours=30)
     )
     follow_up = pending(waiting)
 
@@ -114,7 +116,7 @@ def test_a_channel_with_no_24h_window_sends_the_follow_up_as_text_a_day_later(wa
     # WAHA is WhatsApp Web: no service window, no templates (DESIGN §5).
     on_provider(waiting, provider)
     Conversation.objects.filter(pk=waiting.conversation_id).update(
-        last_inbound_at=timezone.now() - timedelta(hours=30)
+        customer_wrote_at=timezone.now() - timedelta(hours=30)
     )
 
     turn = fire(waiting)

@@ -231,8 +231,8 @@ def test_staff_sends_a_document_by_link_through_the_outbox(
         200, json={"messages": [{"id": "wamid.DOC-OUT"}]}
     )
     conversation = factories.make_conversation(meta_channel)
-    conversation.last_inbound_at = timezone.now()
-    conversation.save(update_fields=["last_inbound_at"])
+    conversation.customer_wrote_at = timezone.now()  # the 24-hour window is open
+    conversation.save(update_fields=["customer_wrote_at"])
     client = world.client_for(world.agent)
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -318,8 +318,8 @@ def test_staff_uploads_a_pdf_and_meta_gets_it_uploaded_then_sent_by_id(
         200, json={"messages": [{"id": "wamid.UP"}]}
     )
     conversation = factories.make_conversation(meta_channel)
-    conversation.last_inbound_at = timezone.now()
-    conversation.save(update_fields=["last_inbound_at"])
+    conversation.customer_wrote_at = timezone.now()  # the 24-hour window is open
+    conversation.save(update_fields=["customer_wrote_at"])
     pdf = SimpleUploadedFile("fatura.pdf", b"%PDF-1.4 fatura", content_type="application/pdf")
     client = world.client_for(world.agent)
 

@@ -49,6 +49,8 @@ def _ids(channel: Any) -> set[str]:
 
 def test_storage_bounds_mirror_the_model_columns():
     assert Message._meta.get_field("provider_message_id").max_length == MAX_MESSAGE_ID_LENGTH
+    # A quoted id (``_parsing.optional_id``) is bounded like a message id.
+    assert Message._meta.get_field("reply_to").max_length == MAX_MESSAGE_ID_LENGTH
     assert Contact._meta.get_field("phone").max_length == MAX_PHONE_LENGTH
     assert Contact._meta.get_field("name").max_length == MAX_NAME_LENGTH
     assert Message._meta.get_field("kind").max_length == MAX_KIND_LENGTH

@@ -101,7 +101,7 @@ def test_meta_free_text_outside_the_24h_window_is_refused_before_any_call(
     route = respx.route(host="graph.facebook.com")
     channel = factories.make_channel(world.org_a, "meta", external_id="123", api_token="t")
     conversation = factories.make_conversation(channel)
-    conversation.last_inbound_at = timezone.now() - timezone.timedelta(hours=25)
+    conversation.customer_wrote_at = timezone.now() - timezone.timedelta(hours=25)
     conversation.save()
     with django_capture_on_commit_callbacks(execute=True):
         outbound_enqueue(conversation=conversation, body="Oi, ainda precisa?", sender_kind="ai")
