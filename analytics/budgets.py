@@ -13,6 +13,9 @@ call the model — it runs on the offline (deterministic) model or hands off, as
 Crossing 80 % and 100 % records a ``BudgetSwitch`` (audited, noticed to the staff) once per
 month and limit. The month turning or an admin raising the limit reopens the model: the
 check compares the live spend with the current limit every turn, so nothing needs resetting.
+A spend back under the limit for another reason (the platform corrected a price) reopens it
+too, and that turn records the switch, so the page banner never says "stopped" while the
+model answers.
 """
 
 from __future__ import annotations
@@ -76,7 +79,8 @@ class BudgetConfig:
 class Spend:
     month: str
     total_usd: Decimal
-    unpriced_calls: int  # calls of models with no price (the offline model costs nothing)
+    unpriced_calls: int  # calls of models with no price: neither the spend nor the limit
+    unpriced_models: tuple[str, ...] = ()  # ...counts them, so the page names the models
 
 
 @dataclass(frozen=True)
@@ -101,19 +105,26 @@ def month_key(day: dt.date) -> str:
 
 
 def month_spend(organization_id: uuid.UUID, *, now: dt.datetime | None = None) -> Spend:
-    """The organization's spend this local month: rolled days plus the live tail (4 queries)."""
+    """The organization's spend this local month: rolled days plus the live tail (5 queries)."""
     today = rollups.local_today(now)
     agg, _ = rollups.period(organization_id, today.replace(day=1), today, usage_only=True)
     book = PriceBook.load()
     total = ZERO
     unpriced = 0
+    unpriced_models: set[str] = set()
     for (day, _ch, _ag, model), v in agg.usage.items():
         cost = book.cost(model, day, rollups.usage_tokens(v))
         if cost is None:
             unpriced += v[0]
+            unpriced_models.add(model)
         else:
             total += cost
-    return Spend(month=month_key(today), total_usd=total, unpriced_calls=unpriced)
+    return Spend(
+        month=month_key(today),
+        total_usd=total,
+        unpriced_calls=unpriced,
+        unpriced_models=tuple(sorted(unpriced_models)),
+    )
 
 
 def contact_turns_last_minute(conversation: Conversation, turn: Turn, now: dt.datetime) -> int:
@@ -137,13 +148,13 @@ class Verdict:
     the month's spend has crossed (the caller records the switch: ``services``)."""
 
     stop: Stop | None = None
-    crossed: Literal["alert", "stopped"] | None = None
+    crossed: Literal["alert", "stopped", "reopened"] | None = None
     spend_usd: Decimal | None = None
     limit_usd: Decimal | None = None
 
 
 def evaluate(*, conversation: Conversation, turn: Turn, now: dt.datetime | None = None) -> Verdict:
-    """No query when the organization has no budget; with one, 1 (rate) + 4 (spend)."""
+    """No query when the organization has no budget; with one, 1 (rate) + 5 (spend)."""
     organization = conversation.organization
     config = BudgetConfig.of(organization)
     if not config.configured:
@@ -163,6 +174,9 @@ def evaluate(*, conversation: Conversation, turn: Turn, now: dt.datetime | None 
     if spend >= limit:
         stop = Stop(reason="monthly_spend", path=config.on_limit, spend_usd=spend, limit_usd=limit)
         return Verdict(stop=stop, crossed="stopped", spend_usd=spend, limit_usd=limit)
+    if banner_state(organization, rollups.local_today(now)) == "stopped":
+        # Under the limit while this month's switch says stopped: the model answers again.
+        return Verdict(crossed="reopened", spend_usd=spend, limit_usd=limit)
     if spend >= limit * ALERT_SHARE:
         return Verdict(crossed="alert", spend_usd=spend, limit_usd=limit)
     return Verdict(spend_usd=spend, limit_usd=limit)

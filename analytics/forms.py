@@ -43,7 +43,10 @@ class PeriodForm(forms.Form):
     def period(self) -> tuple[dt.date, dt.date]:
         today = timezone.localdate()
         first, last = today - dt.timedelta(days=29), today
-        if self.is_valid():
+        # The dates as typed even when another filter is not valid (a channel since removed,
+        # in a saved link): the page shows the period its header and its form say.
+        if self.is_bound:
+            self.is_valid()
             first = self.cleaned_data.get("de") or first
             last = self.cleaned_data.get("ate") or last
         if first > last:

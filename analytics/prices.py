@@ -1,11 +1,15 @@
 """Tokens → money. A ``PriceBook`` holds every ``ModelPrice`` row (one query) and prices a
-token count of one model on one day: the row of the longest model prefix, newest effective
-date on or before the day. A model with no price (the offline model, a model nobody priced)
-costs nothing and is reported as unpriced, never guessed."""
+token count of one model on one day: the row of the model's name — or of the name its
+snapshot carries ("claude-haiku-4-5-20251001", "claude-opus-4@20250514",
+"claude-3-7-sonnet-latest") — newest effective date on or before the day. A newer version
+is another model: "claude-opus-4" does not price "claude-opus-4-7". The offline model runs
+here and costs nothing; a model nobody priced costs nothing and is reported as unpriced
+(by name, so the staff can ask for its price), never guessed."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -14,6 +18,9 @@ from analytics.models import ModelPrice
 
 MILLION = Decimal(1_000_000)
 ZERO = Decimal(0)
+FREE_MODELS = frozenset({"offline"})  # the embedded model (conversation.llm.offline)
+# What may follow a priced name in a model name: a snapshot of that model, not a version.
+_SNAPSHOT = re.compile(r"-(?:\d{8}|latest)|@.+")
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,7 @@ class PriceBook:
         for rows in by_model.values():
             rows.sort(key=lambda p: p.effective_date, reverse=True)
         self._by_model = by_model
-        # Longest prefix first: "claude-haiku-4-5" before "claude-haiku-4".
+        # Longest name first: "claude-haiku-4-5" before "claude-haiku-4".
         self._models = sorted(by_model, key=len, reverse=True)
         self._memo: dict[tuple[str, dt.date], Price | None] = {}
 
@@ -78,7 +85,9 @@ class PriceBook:
 
     def _lookup(self, model: str, day: dt.date) -> Price | None:
         for name in self._models:
-            if model == name or model.startswith(name + "-") or model.startswith(name + "@"):
+            if model == name or (
+                model.startswith(name) and _SNAPSHOT.fullmatch(model, len(name)) is not None
+            ):
                 for p in self._by_model[name]:
                     if p.effective_date <= day:
                         return p
@@ -87,5 +96,7 @@ class PriceBook:
 
     def cost(self, model: str, day: dt.date, tokens: Tokens) -> Decimal | None:
         """US$, or None when the model has no price on ``day``."""
+        if model in FREE_MODELS:
+            return ZERO
         price = self.price(model, day)
         return None if price is None else tokens_cost(price, tokens)

@@ -174,7 +174,7 @@ def outcomes(
     agent_id: uuid.UUID | None = None,
 ) -> Outcomes:
     """Every figure of the page. Constant queries: the rollups and the live tail
-    (``rollups.period``: 9), prices (1), channel and agent names (2), cases (2)."""
+    (``rollups.period``: 10), prices (1), channel and agent names (2), cases (2)."""
     agg, state = rollups.period(organization.pk, period.first_day, period.last_day)
     book = PriceBook.load()
 
@@ -220,11 +220,13 @@ def outcomes(
         if c is None:
             unpriced += v[0]
             continue
+        model_cost[model] = model_cost.get(model, ZERO) + c
+        if not c:
+            continue  # the offline model: free, no day or row of cost of its own
         cost += c
         cost_by_day[day] += c
         cost_channel[ch] += c
         cost_agent[ag] += c
-        model_cost[model] = model_cost.get(model, ZERO) + c
     names = _names(organization)
     return Outcomes(
         period=period,

@@ -11,16 +11,22 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import get_connection, send_mail
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from accounts.models import Membership, Organization, Role
 from accounts.services import audit_log_write
 from analytics import budgets
 from analytics.models import BudgetSwitch, ModelPrice, SwitchLevel
 from analytics.rollups import local_today
+from analytics.templatetags.analytics_format import usd
 
 log = logging.getLogger(__name__)
+# The notice is sent from the turn that crossed the line: a mail server that accepts the
+# connection and then never answers must not hold the customer's answer (the turn workers
+# run threads, which Celery's time limits do not bound).
+NOTICE_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,8 @@ def budget_set(
         org = Organization.objects.select_for_update().get(pk=organization.pk)
         before = budgets.BudgetConfig.of(org)
         state = budgets.switch_state(org)
+        if state.get("month") != budgets.month_key(local_today()):
+            state = {}  # a past month's switch: this month's spend starts from nothing
         data = dict(org.settings or {})
         data["budget"] = {**config.as_settings(), "state": state}
         org.settings = data
@@ -144,18 +152,7 @@ def budget_switch_record(
                 limit_usd=limit_usd,
                 spend_usd=spend_usd,
             )
-            org = Organization.objects.select_for_update().get(pk=organization.pk)
-            data = dict(org.settings or {})
-            budget = dict(data.get("budget") or {})
-            budget["state"] = (
-                {}
-                if level == SwitchLevel.REOPENED
-                else {"month": month, "level": level, "limit_usd": str(limit_usd)}
-            )
-            data["budget"] = budget
-            org.settings = data
-            org.save(update_fields=["settings"])
-            organization.settings = data
+            org = _switch_state_write(organization, month=month, level=level, limit=limit_usd)
             audit_log_write(
                 actor=None,
                 actor_kind="system",
@@ -165,7 +162,12 @@ def budget_switch_record(
             )
             transaction.on_commit(lambda: _notify_staff(org, switch))
     except IntegrityError:
-        return None  # another turn recorded it first
+        # Recorded (and noticed) before this month under this limit: another turn just now,
+        # or a limit lowered back to one already crossed, a second reopening. Noticed once,
+        # but the banner still follows the switch.
+        with transaction.atomic():
+            _switch_state_write(organization, month=month, level=level, limit=limit_usd)
+        return None
     log.warning(
         "budget switch",
         extra={"organization_id": str(organization.pk), "level": level, "month": month},
@@ -173,16 +175,40 @@ def budget_switch_record(
     return switch
 
 
-_NOTICE_SUBJECTS = {
-    SwitchLevel.ALERT: "Retaguarda: 80% do limite mensal de gasto com IA",
-    SwitchLevel.STOPPED: "Retaguarda: limite mensal de gasto com IA atingido",
-    SwitchLevel.REOPENED: "Retaguarda: limite mensal de gasto com IA elevado",
-}
+def _switch_state_write(
+    organization: Organization, *, month: str, level: str, limit: Decimal
+) -> Organization:
+    """The switch state the page banner reads (``budgets.banner_state``), in the
+    organization's settings. Locks the organization row: its settings are one JSON value."""
+    org = Organization.objects.select_for_update().get(pk=organization.pk)
+    data = dict(org.settings or {})
+    budget = dict(data.get("budget") or {})
+    budget["state"] = (
+        {}
+        if level == SwitchLevel.REOPENED
+        else {"month": month, "level": level, "limit_usd": str(limit)}
+    )
+    data["budget"] = budget
+    org.settings = data
+    org.save(update_fields=["settings"])
+    organization.settings = data
+    return org
+
+
+def _notice_subject(level: str) -> str:
+    if level == SwitchLevel.ALERT:
+        return _("Retaguarda: o gasto com IA passou de %(share)s do limite mensal") % {
+            "share": "80%"
+        }
+    if level == SwitchLevel.STOPPED:
+        return _("Retaguarda: limite mensal de gasto com IA atingido")
+    return _("Retaguarda: o gasto com IA está abaixo do limite mensal e o modelo voltou")
 
 
 def _notify_staff(organization: Organization, switch: BudgetSwitch) -> None:
     """The staff notice: an e-mail to the organization's managers and admins (the banner
-    on every page is the other half). A mail failure never fails the turn."""
+    on every page is the other half). A mail failure never fails the turn, and a slow
+    mail server holds it ``NOTICE_TIMEOUT_S`` at most."""
     emails = sorted(
         {
             e
@@ -194,17 +220,20 @@ def _notify_staff(organization: Organization, switch: BudgetSwitch) -> None:
     )
     if not emails:
         return
-    body = (
-        f"Organização: {organization.name}\n"
-        f"Mês: {switch.month}\n"
-        f"Gasto: US$ {switch.spend_usd:.2f} de US$ {switch.limit_usd:.2f}\n"
-    )
+    year, month = switch.month.split("-")
+    body = _("Organização: %(organization)s\nMês: %(month)s\nGasto: %(spend)s de %(limit)s\n") % {
+        "organization": organization.name,
+        "month": f"{month}/{year}",
+        "spend": usd(switch.spend_usd, 2),
+        "limit": usd(switch.limit_usd, 2),
+    }
     try:
         send_mail(
-            _NOTICE_SUBJECTS.get(SwitchLevel(switch.level), "Retaguarda"),
+            _notice_subject(switch.level),
             body,
             getattr(settings, "DEFAULT_FROM_EMAIL", None),
             emails,
+            connection=get_connection(timeout=NOTICE_TIMEOUT_S),
         )
     except Exception:  # a mail server down is not the turn's problem
         log.exception("budget notice not sent", extra={"switch_id": str(switch.pk)})

@@ -5,9 +5,11 @@ one selector or service, render."""
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from django.contrib import messages
@@ -22,6 +24,7 @@ from accounts.access import access, role_required
 from analytics import budgets, selectors, services
 from analytics.forms import BudgetForm, PeriodForm
 from analytics.models import BudgetSwitch, ModelPrice
+from analytics.templatetags.analytics_format import usd
 from conversation.models import Agent, ChannelSession, Conversation
 from conversation.views._common import PageRequest
 from conversation.views.trace_words import label_calls
@@ -37,12 +40,46 @@ class ChartView:
     bars: tuple[tuple[float, float, float, float, str, str], ...]
 
     @classmethod
-    def of(cls, chart: Chart) -> ChartView:
+    def of(cls, chart: Chart, titles: dict[dt.date, str] | None = None) -> ChartView:
+        """``titles``: a day's tooltip text instead of the bar's count (the money)."""
         bars = tuple(
-            (b.x, b.y, b.width, b.height, b.color, f"{b.day:%d/%m} · {b.label}: {b.count}")
+            (
+                b.x,
+                b.y,
+                b.width,
+                b.height,
+                b.color,
+                f"{b.day:%d/%m} · {b.label}: {(titles or {}).get(b.day, b.count)}",
+            )
             for b in chart.bars
         )
         return cls(chart=chart, bars=bars)
+
+
+def cost_chart(
+    days: Sequence[dt.date], cost_by_day: dict[dt.date, Decimal]
+) -> tuple[ChartView, str]:
+    """The cost per day as bars (and the unit the axis counts in). Bars count whole units,
+    so the unit follows the period's costs — dollars, cents or tenths of a cent (a month of
+    haiku calls costs fractions of a cent a day: in cents they all rounded to nothing and
+    the chart said there was no cost) — and a day with any cost gets a bar; each bar's
+    tooltip says its exact cost."""
+    top = max(cost_by_day.values(), default=Decimal(0))
+    units = (
+        (Decimal("1"), _("dólares")),
+        (Decimal("0.01"), _("centavos de dólar")),
+        (Decimal("0.001"), _("décimos de centavo de dólar")),
+    )
+    unit, unit_name = next(((u, n) for u, n in units if top >= 10 * u), units[-1])
+    values = []
+    for d in days:
+        cost = cost_by_day.get(d, Decimal(0))
+        n = int((cost / unit).to_integral_value(rounding=ROUND_HALF_UP))
+        values.append(max(n, 1) if cost > 0 else 0)
+    label = _("Custo (em %(unit)s)") % {"unit": unit_name}
+    chart = stacked_bars(days, {label: values})
+    titles = {d: usd(c) for d, c in cost_by_day.items()}
+    return ChartView.of(chart, titles), unit_name
 
 
 def _filters(request: PageRequest) -> tuple[PeriodForm, selectors.Period, dict[str, Any]]:
@@ -81,11 +118,7 @@ def outcomes(request: PageRequest) -> HttpResponse:
         "other": _("Outras"),
     }
     days = period.days
-    cost_cents = {
-        _("Custo (centavos de US$)"): [
-            int((data.cost_by_day.get(d, Decimal(0)) * 100).to_integral_value()) for d in days
-        ]
-    }
+    chart, cost_unit = cost_chart(days, data.cost_by_day)
     context = {
         "form": form,
         "data": data,
@@ -93,7 +126,8 @@ def outcomes(request: PageRequest) -> HttpResponse:
         "conversation_chart": ChartView.of(
             stacked_bars(days, {labels[k]: v for k, v in data.daily.items()})
         ),
-        "cost_chart": ChartView.of(stacked_bars(days, cost_cents)),
+        "cost_chart": chart,
+        "cost_unit": cost_unit,
     }
     return render(request, "analytics/outcomes.html", context)
 
@@ -110,8 +144,19 @@ def outcomes_csv(request: PageRequest) -> HttpResponse:
     writer = csv.writer(response)
     writer.writerow(["secao", "chave", "rotulo", "valor"])
     for row in csv_rows(data):
-        writer.writerow(row)
+        writer.writerow([_cell(value) for value in row])
     return response
+
+
+def _cell(value: str) -> str:
+    """A text cell a spreadsheet would run as a formula ("=HYPERLINK(…)" as an agent's or a
+    channel's name) is kept as text with a leading apostrophe (OWASP's CSV injection)."""
+    if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        try:
+            Decimal(value)
+        except ArithmeticError:
+            return "'" + value
+    return value
 
 
 def csv_rows(data: selectors.Outcomes) -> list[list[str]]:
@@ -122,6 +167,8 @@ def csv_rows(data: selectors.Outcomes) -> list[list[str]]:
             return ""
         if isinstance(value, float):
             return f"{value:.4f}"
+        if isinstance(value, Decimal):
+            return f"{value:f}"  # 0.0000003, never 3E-7 (a spreadsheet reads it as text)
         return str(value)
 
     rows: list[list[str]] = [

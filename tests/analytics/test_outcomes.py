@@ -75,7 +75,7 @@ def _assert_every_figure(data, built):
     # cost: haiku (1000·1 + 200·5 + 5000·0.10 + 2000·1.25)/1e6 = 0.005; sonnet
     # (2000·3 + 100·15)/1e6 = 0.0075; haiku (10000·1 + 1000·5)/1e6 = 0.015
     assert data.cost_usd == Decimal("0.0275")
-    assert data.unpriced_calls == 1  # the offline model
+    assert data.unpriced_calls == 0  # the offline model runs here: free, not unpriced
     assert {d.isoformat(): c for d, c in data.cost_by_day.items()} == {
         "2026-12-10": Decimal("0.005"),
         "2026-12-12": Decimal("0.0075"),
@@ -95,7 +95,7 @@ def _assert_every_figure(data, built):
     assert models == {
         "claude-haiku-4-5": (2, Decimal("0.020")),
         "claude-sonnet-4-5-20250929": (1, Decimal("0.0075")),
-        "offline": (1, None),
+        "offline": (1, Decimal("0")),
     }
     # daily chart: c1 and c2 alone (12-10, 12-11), c3 and c4 handed off, c5 other
     days = PERIOD.days

@@ -34,7 +34,20 @@ def test_the_longest_model_prefix_prices_a_dated_model_name():
     assert book.price("claude-sonnet-4-5-20250929", dt.date(2026, 1, 1)).input_per_mtok == D("3")
     assert book.price("claude-sonnet-4-20250514", dt.date(2026, 1, 1)).input_per_mtok == D("9")
     assert book.price("claude-sonnet-45", dt.date(2026, 1, 1)) is None  # not a prefix match
-    assert book.cost("offline", dt.date(2026, 1, 1), Tokens(input=10)) is None
+    assert book.cost("nobody-priced-me", dt.date(2026, 1, 1), Tokens(input=10)) is None
+    assert book.cost("offline", dt.date(2026, 1, 1), Tokens(input=10)) == 0  # runs here
+
+
+def test_a_newer_version_of_a_model_is_not_priced_as_the_older_one():
+    # "claude-opus-4" was US$ 15 per million input tokens; a later Opus 4.x is another
+    # model with its own price: unpriced (and said so) until the list has it.
+    book = PriceBook([_price("claude-opus-4", dt.date(2025, 1, 1), "15")])
+    day = dt.date(2026, 12, 1)
+    assert book.price("claude-opus-4-7", day) is None
+    assert book.price("claude-opus-4-8", day) is None
+    assert book.price("claude-opus-4-20250514", day).input_per_mtok == D("15")
+    assert book.price("claude-opus-4@20250514", day).input_per_mtok == D("15")
+    assert book.price("claude-opus-4-latest", day).input_per_mtok == D("15")
 
 
 def test_the_price_in_effect_on_the_calls_day_applies():

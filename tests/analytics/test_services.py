@@ -87,3 +87,37 @@ def test_a_price_saved_in_the_django_admin_goes_through_the_audited_service(worl
     price = ModelPrice.objects.get(model="claude-admin")
     row = AuditLog.objects.get(action="analytics.price_created", resource_id=str(price.pk))
     assert row.organization_id == world.org_a.pk and row.actor_id == root.pk
+
+
+def test_the_rollup_admin_list_reads_any_number_of_rows_in_the_same_queries(world):
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from analytics.models import DailyOutcome
+    from tests import factories
+
+    root = get_user_model().objects.create_superuser("raiz", "raiz@example.com", "senha-raiz-1")
+    client = Client()
+    client.force_login(root)
+
+    def add_rows(n: int) -> None:
+        for i in range(n):
+            agent = factories.make_agent(world.org_a, f"Agente {DailyOutcome.objects.count()}")
+            DailyOutcome.objects.create(
+                organization=world.org_a,
+                day=DAY + dt.timedelta(days=i),
+                channel=factories.make_channel(world.org_a, agent=agent),
+                agent=agent,
+                counts={"turns": 1},
+            )
+
+    add_rows(1)
+    client.get("/admin/analytics/dailyoutcome/")  # warm up
+    with CaptureQueriesContext(connection) as one:
+        assert client.get("/admin/analytics/dailyoutcome/").status_code == 200
+    add_rows(5)
+    with CaptureQueriesContext(connection) as six:
+        assert client.get("/admin/analytics/dailyoutcome/").status_code == 200
+    assert len(six) == len(one), "\n".join(q["sql"] for q in six.captured_queries)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from decimal import Decimal
 
 import pytest
@@ -67,10 +68,11 @@ def test_the_outcomes_page_makes_the_same_queries_however_much_data(world, built
     with time_machine.travel(small.NOW, tick=False), CaptureQueriesContext(connection) as second:
         client.get("/resultados/" + QUERY)
     # session · user · membership · memberships (menu) · the channel and agent choices (2) ·
-    # rollup state · daily outcomes · daily usage · the live tail (turns, conversations,
-    # handoffs, follow-ups, unresponsive, model calls) · prices · names (2) · cases (2)
+    # rollup state · daily outcomes · daily usage · rollup state again (no roll-up in
+    # between) · the live tail (turns, handoffs, follow-ups, unresponsive, model calls) ·
+    # the period's conversations · prices · names (2) · cases (2)
     assert len(first) == len(second)
-    assert len(first) == 20, "\n".join(q["sql"] for q in first.captured_queries)
+    assert len(first) == 21, "\n".join(q["sql"] for q in first.captured_queries)
 
 
 def test_the_csv_export_carries_every_figure(world, built):
@@ -170,3 +172,76 @@ def test_an_admin_sets_the_budget_on_its_page(world):
     assert client.get("/resultados/orcamento/").status_code == 200
     manager = world.client_for(world.manager)
     assert manager.post("/resultados/orcamento/", {"on_limit": "offline"}).status_code == 403
+
+
+def _section(html: str, section_id: str) -> str:
+    start = html.index(f'id="{section_id}"')
+    return html[start : html.index("</section>", start)]
+
+
+def test_the_cost_chart_has_a_bar_for_every_day_with_a_cost_and_its_exact_cost(world, built):
+    # 12-10 cost US$ 0.005: half a cent, which rounded to no bar at all in cents.
+    html = _get(world.manager, "/resultados/" + QUERY).content.decode()
+    chart = _section(html, "cost-chart")
+    titles = re.findall(r"<title>([^<]*)</title>", chart)
+    assert [t.split(" · ")[0] for t in titles] == ["10/12", "12/12", "14/12"]
+    assert [t.split(": ")[-1] for t in titles] == ["US$ 0,0050", "US$ 0,0075", "US$ 0,0150"]
+    assert "décimos de centavo" in chart  # the unit the bars count in, said
+
+
+def test_a_period_whose_days_each_cost_under_a_cent_still_draws_its_cost(world):
+    conversation = small._conversation(world.channel_a, "5511900000031", small.at(12, 3, 9))
+    turn = small._turn(conversation, small.at(12, 3, 9, 1), {})
+    small._call(turn, "claude-haiku-4-5", small.at(12, 3, 9, 1), input_tokens=4000)  # US$ 0.004
+    html = _get(world.manager, "/resultados/" + QUERY).content.decode()
+    assert 'id="kpi-cost"><strong>US$ 0,00<' in html
+    chart = _section(html, "cost-chart")
+    assert "Nenhum custo neste período." not in chart
+    assert "<title>03/12 · " in chart and "US$ 0,0040" in chart
+
+
+def test_the_csv_writes_tiny_costs_as_plain_decimals(world, built):
+    turn = small._turn(built.conversations["c1"], small.at(12, 9, 11), {})
+    small._call(turn, "claude-sonnet-4-5", small.at(12, 9, 11), cache_read_tokens=1)  # 3e-7
+    small._call(turn, "claude-opus-4-1", small.at(12, 9, 11), error_code="overloaded")  # 0
+    response = _get(world.manager, "/resultados/csv/" + QUERY)
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    values = {(r[0], r[1]): r[3] for r in rows[1:]}
+    assert values[("custo_dia", "2026-12-09")] == "0.0000003"
+    assert Decimal(values[("custo_modelo", "claude-opus-4-1")]) == 0
+    money = [r[3] for r in rows[1:] if r[0].startswith("custo") and r[1] != "unpriced_calls"]
+    assert money and not [v for v in money if "E" in v.upper()]
+
+
+def test_the_budget_page_names_the_models_with_no_price_the_limit_cannot_see(world):
+    turn = small._turn(
+        small._conversation(world.channel_a, "5511900000041", small.NOW), small.NOW, {}
+    )
+    small._call(turn, "claude-sonnet-5", small.NOW, input_tokens=500_000)  # not in the list
+    small._call(turn, "offline", small.NOW)  # runs here: costs nothing, nothing to ask
+    html = _get(world.manager, "/resultados/orcamento/").content.decode()
+    assert 'id="budget-unpriced"' in html
+    notice = html[html.index('id="budget-unpriced"') :].split("</p>")[0]
+    assert "1 chamada" in notice and "claude-sonnet-5" in notice and "offline" not in notice
+
+
+def test_a_filter_naming_another_organizations_channel_keeps_the_chosen_dates(world, built):
+    # A saved link with a channel the organization no longer has (or never had).
+    url = f"/resultados/{QUERY}&canal={world.channel_b.pk}"
+    html = _get(world.manager, url).content.decode()
+    assert "De 01/12/2026 a 15/12/2026." in html
+    assert 'id="kpi-conversations"><strong>5<' in html  # the period's, not the last 30 days'
+    assert "Outro" not in html  # nothing of the other organization's
+
+
+def test_the_csv_keeps_a_name_that_looks_like_a_formula_as_text(world, built):
+    built.agent2.name = '=HYPERLINK("http://mal.example/","Vendas")'
+    built.agent2.save(update_fields=["name"])
+    world.channel_a.name = "+55 11 canal"
+    world.channel_a.save(update_fields=["name"])
+    response = _get(world.manager, "/resultados/csv/" + QUERY)
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    labels = {r[2] for r in rows[1:]}
+    assert '\'=HYPERLINK("http://mal.example/","Vendas")' in labels
+    assert "'+55 11 canal" in labels
+    assert not [cell for row in rows for cell in row if cell[:1] in ("=", "+", "@")]

@@ -21,7 +21,7 @@ follow-up sent 11:00 · customer unresponsive 11:30 · team escalates 12:00.
 
 model calls: t1 haiku-4-5 1000 in / 200 out / 5000 cache read / 2000 cache write = $0.005 ·
 t4 sonnet-4-5 2000 in / 100 out = $0.0075 · t5 haiku-4-5 10000 in / 1000 out = $0.015 ·
-t3 the offline model (no price).
+t3 the offline model (free).
 """
 
 from __future__ import annotations
