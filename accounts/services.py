@@ -6,6 +6,7 @@ import secrets
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -169,10 +170,28 @@ def invitation_accept(*, invitation: Invitation, user: Any) -> Membership:
     return membership
 
 
+def _lock_team(membership: Membership) -> None:
+    """Lock the organization's admin memberships and ``membership`` itself, and re-read
+    its role: two admins demoting or removing each other at once are decided one after
+    the other, so the second sees the first one's change and the last admin stays."""
+    rows = dict(
+        Membership.objects.select_for_update()
+        .filter(
+            Q(organization_id=membership.organization_id, role=Role.ADMIN) | Q(pk=membership.pk)
+        )
+        .order_by("pk")
+        .values_list("pk", "role")
+    )
+    if membership.pk not in rows:
+        raise TeamError(_("Essa pessoa já não faz parte da equipe."))
+    membership.role = rows[membership.pk]
+
+
 @transaction.atomic
 def membership_role_change(*, membership: Membership, actor: Any, role: str) -> Membership:
-    """Change a member's role; the organization always keeps an admin."""
+    """Change a member's role; the organization always keeps an admin (``_lock_team``)."""
     new_role = Role(role)
+    _lock_team(membership)
     old_role = membership.role
     if old_role == new_role:
         return membership
@@ -191,7 +210,9 @@ def membership_role_change(*, membership: Membership, actor: Any, role: str) -> 
 @transaction.atomic
 def membership_remove(*, membership: Membership, actor: Any) -> None:
     """Remove a member from the organization (their user account stays: they may belong to
-    other organizations). Nobody removes themselves, and the last admin stays."""
+    other organizations). Nobody removes themselves, and the last admin stays
+    (``_lock_team``)."""
+    _lock_team(membership)
     refusal = removal_refusal(membership, actor)
     if refusal:
         raise TeamError(refusal)

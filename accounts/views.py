@@ -18,13 +18,14 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidde
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse, reverse_lazy
+from django.utils import timezone
 from django.utils.http import urlencode, urlsafe_base64_decode
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts import rls
-from accounts.access import access, role_required
+from accounts.access import access, refresh_page, role_required
 from accounts.emails import send_invitation_on_commit
 from accounts.forms import AcceptInvitationForm, InviteForm, RoleForm
 from accounts.middleware import SESSION_ORG_KEY
@@ -88,6 +89,7 @@ def _team_page(
             "invitations": list(pending_invitations(organization)),
             "invite_form": invite_form,
             "roles": Role.choices,
+            "now": timezone.now(),
         },
         status=status,
     )
@@ -147,9 +149,12 @@ def team_member_role(request: PageRequest, membership_id: str) -> HttpResponse:
         "name": member.user.get_username(),
         "role": Role(role).label,
     }
-    act_and_tell(
+    changed = act_and_tell(
         request, membership_role_change, done=done, refused=TeamError, membership=member, role=role
     )
+    if changed and member.pk == request.membership.pk and not member.has_role(Role.ADMIN):
+        # They gave up their own admin role: the team page is no longer theirs to open.
+        return redirect("conversation:conversations")
     return redirect("accounts:team")
 
 
@@ -167,18 +172,28 @@ def team_member_remove(request: PageRequest, membership_id: str) -> HttpResponse
 
 @require_http_methods(["GET", "POST"])
 def invitation_accept_view(request: HttpRequest) -> HttpResponse:
+    """The link's page. Logged in, only the account with the invitation's e-mail accepts
+    (one click); anyone else logged in is told to sign out first — never an account made,
+    or a membership given, while someone else's session stays open. Logged out: the owner
+    of an existing account signs in and comes back; a new person creates their account."""
     code = str(request.POST.get("c") or request.GET.get("c") or "")
     invitation = invitation_for_code(code) if code else None
     if invitation is None or not invitation.is_usable():
         return render(request, "accounts/invitation_invalid.html", {"invitation": invitation})
+    context: dict[str, Any] = {"invitation": invitation, "code": code}
+    user: Any = request.user
+    if user.is_authenticated:
+        if (user.email or "").strip().lower() != invitation.email.lower():
+            context["here"] = f"{reverse('accounts:invitation_accept')}?{urlencode({'c': code})}"
+            return render(request, "accounts/invitation_wrong_user.html", context)
+        if request.method == "POST":
+            return _accept(request, invitation, user)
+        context["existing"] = user
+        return render(request, "accounts/invitation_accept.html", context)
     existing = get_user_model().objects.filter(email__iexact=invitation.email).first()
-    context: dict[str, Any] = {"invitation": invitation, "code": code, "existing": existing}
     if existing is not None:
         # Someone with an account already: they accept while logged in as themselves.
-        if request.user.is_authenticated and request.user.pk == existing.pk:
-            if request.method == "POST":
-                return _accept(request, invitation, existing)
-            return render(request, "accounts/invitation_accept.html", context)
+        context["existing"] = existing
         context["login_url"] = f"{reverse('accounts:login')}?{_next(request, code)}"
         return render(request, "accounts/invitation_accept.html", context)
     form = AcceptInvitationForm(
@@ -292,5 +307,10 @@ def _reset_user(uidb64: str, token: str) -> Any:
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
-    """``CSRF_FAILURE_VIEW``: the pt-BR page in the product's layout (Django's is English)."""
+    """``CSRF_FAILURE_VIEW``: the pt-BR page in the product's layout (Django's is English).
+    An htmx request (a page whose token went stale: a login in another tab rotates it)
+    reloads its page instead, with a fresh token — htmx swaps no 403, so the click would
+    otherwise do nothing at all."""
+    if request.headers.get("HX-Request"):
+        return refresh_page(status=403)
     return HttpResponseForbidden(render_to_string("403_csrf.html", request=request))

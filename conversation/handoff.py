@@ -158,8 +158,23 @@ def handoff_reply(*, handoff: Handoff, actor: Any, text: str) -> Message:
 
 
 def handoff_return_to_ai(*, handoff: Handoff, actor: Any) -> Handoff:
-    """Give the conversation back to the AI: the next customer message gets an AI reply."""
+    """Give the conversation back to the AI: the next customer message gets an AI reply.
+
+    Claims the handoff with a conditional update: of two members giving it back at once
+    (or one giving back a handoff a resolve already returned) only the first acts; the
+    other changes nothing — above all not a conversation closed meanwhile."""
+    now = timezone.now()
+    returned_by = actor if getattr(actor, "is_authenticated", False) else None
     with transaction.atomic():
+        claimed = Handoff.objects.filter(pk=handoff.pk, status=HandoffStatus.OPEN).update(
+            status=HandoffStatus.RETURNED, returned_at=now, returned_by=returned_by
+        )
+        if not claimed:
+            handoff.refresh_from_db(fields=["status", "returned_at", "returned_by"])
+            return handoff
+        handoff.status = HandoffStatus.RETURNED
+        handoff.returned_at = now
+        handoff.returned_by = returned_by
         conversation = handoff.conversation
         contact = conversation.contact
         contact.force_human = False
@@ -167,10 +182,6 @@ def handoff_return_to_ai(*, handoff: Handoff, actor: Any) -> Handoff:
         conversation.status = ConversationStatus.AI_HANDLING
         conversation.bot_silenced_until = None
         conversation.save(update_fields=["status", "bot_silenced_until"])
-        handoff.status = HandoffStatus.RETURNED
-        handoff.returned_at = timezone.now()
-        handoff.returned_by = actor
-        handoff.save(update_fields=["status", "returned_at", "returned_by"])
         # A case still waiting on the customer gets its follow-ups back (the handoff
         # cancelled them): it must not wait for ever, unflagged.
         resumed = resume_pending_for_conversation(conversation)

@@ -89,7 +89,9 @@ def conversation_detail(conversation: Conversation) -> ConversationDetail:
 def handoff_inbox(membership: Membership) -> QuerySet[Handoff]:
     return scoped(
         Handoff.objects.filter(status=HandoffStatus.OPEN).select_related(
-            "conversation__contact", "conversation__channel"
+            "conversation__contact",
+            "conversation__channel",
+            "conversation__assigned_to__user",  # who took it: nobody takes it twice
         ),
         membership,
     ).order_by("-last_activity_at", "-created_at")

@@ -87,6 +87,7 @@ class NoteForm(forms.Form):
     body = forms.CharField(
         label=_("Nota interna"),
         max_length=MAX_NOTE_LENGTH,
+        error_messages={"required": _("Escreva a nota.")},
         widget=forms.Textarea(
             attrs={"rows": 2, "placeholder": _("Só a equipe vê. Nunca é enviada ao cliente.")}
         ),

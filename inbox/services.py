@@ -12,8 +12,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
-from accounts.models import Membership, Organization
+from accounts.models import Membership, Organization, display_name
 from accounts.services import audit_log_write, audited_delete
 from conversation import handoff as handoff_service
 from conversation.hooks import cancel_pending_for_conversation
@@ -38,6 +39,27 @@ class InboxError(Exception):
     """A request the inbox refuses (the message is pt-BR, shown to the member)."""
 
 
+class AssignedMeanwhile(InboxError):
+    """Another member took the conversation after the acting member's page showed it."""
+
+    def __init__(self, owner: Membership) -> None:
+        super().__init__(
+            _("%(name)s assumiu esta conversa antes de você.") % {"name": display_name(owner.user)}
+        )
+        self.owner = owner
+
+
+class AlreadyTakenOver(InboxError):
+    """The conversation's open handoff is already another member's."""
+
+    def __init__(self, *, handoff: Handoff, owner: Membership) -> None:
+        super().__init__(
+            _("%(name)s já assumiu esta conversa.") % {"name": display_name(owner.user)}
+        )
+        self.handoff = handoff
+        self.owner = owner
+
+
 def _check_assignee(conversation: Conversation, assignee: Membership | None) -> None:
     if assignee is None:
         return
@@ -48,16 +70,33 @@ def _check_assignee(conversation: Conversation, assignee: Membership | None) -> 
 
 
 def conversation_assign(
-    *, conversation: Conversation, assignee: Membership | None, actor: Any
+    *,
+    conversation: Conversation,
+    assignee: Membership | None,
+    actor: Any,
+    shown: str | None = None,
 ) -> Conversation:
     """Give the conversation to one member (``None``: back to the whole team). Audited
-    with the previous and the new assignee; assigning to the same member changes nothing."""
+    with the previous and the new assignee; assigning to the same member changes nothing.
+
+    ``shown`` is the assignee the member's page showed (a membership id, ``""`` for the
+    team; ``None``: not checked). When another member has taken the conversation since,
+    ``AssignedMeanwhile`` is raised instead of silently taking it from them. Locks the
+    conversation row so two clicks at once are decided one after the other."""
     _check_assignee(conversation, assignee)
     with transaction.atomic():
-        previous = conversation.assigned_to_id
+        previous = (
+            Conversation.objects.select_for_update()
+            .filter(pk=conversation.pk)
+            .values_list("assigned_to_id", flat=True)
+            .get()
+        )
         new = assignee.pk if assignee is not None else None
         if previous == new:
+            conversation.assigned_to = assignee
             return conversation
+        if shown is not None and previous is not None and str(previous) != shown:
+            raise AssignedMeanwhile(Membership.objects.select_related("user").get(pk=previous))
         conversation.assigned_to = assignee
         conversation.save(update_fields=["assigned_to"])
         audit_log_write(
@@ -77,10 +116,27 @@ def conversation_take_over(
     *, conversation: Conversation, assignee: Membership, actor: Any
 ) -> Handoff:
     """A member takes over a conversation the AI is handling: the canonical handoff
-    (``conversation.handoff``) and, in the same transaction, it becomes theirs."""
+    (``conversation.handoff``) and, in the same transaction, it becomes theirs.
+
+    Locks the conversation row: of two members taking it at once the second finds the
+    first one's handoff and gets ``AlreadyTakenOver`` (their own second click, or a handoff
+    still waiting for the team, is simply theirs: no second handoff, no repeated reason)."""
     _check_assignee(conversation, assignee)
     with transaction.atomic():
-        handoff = handoff_service.conversation_take_over(conversation=conversation, actor=actor)
+        owner_id = (
+            Conversation.objects.select_for_update()
+            .filter(pk=conversation.pk)
+            .values_list("assigned_to_id", flat=True)
+            .get()
+        )
+        handoff = Handoff.objects.filter(
+            conversation_id=conversation.pk, status=HandoffStatus.OPEN
+        ).first()
+        if handoff is not None and owner_id not in (None, assignee.pk):
+            owner = Membership.objects.select_related("user").get(pk=owner_id)
+            raise AlreadyTakenOver(handoff=handoff, owner=owner)
+        if handoff is None:
+            handoff = handoff_service.conversation_take_over(conversation=conversation, actor=actor)
         conversation_assign(conversation=conversation, assignee=assignee, actor=actor)
     return handoff
 
@@ -185,27 +241,34 @@ def label_delete(*, label: Label, actor: Any) -> None:
     )
 
 
-def conversation_label_toggle(*, conversation: Conversation, label: Label, actor: Any) -> bool:
-    """Puts the label on the conversation, or takes it off; returns whether it is on now."""
+def conversation_label_toggle(
+    *, conversation: Conversation, label: Label, actor: Any, on: bool | None = None
+) -> bool:
+    """Puts the label on the conversation (``on=True``), takes it off (``on=False``), or
+    flips it (``None``); returns whether it is on now. The panel's buttons say which
+    (``on``): two members who both saw it off and both put it on leave it on."""
     if label.organization_id != conversation.organization_id:
-        raise InboxError("Etiqueta desconhecida.")
+        raise InboxError(_("Etiqueta desconhecida."))
     with transaction.atomic():
-        removed, _ = ConversationLabel.objects.filter(
-            conversation=conversation, label=label
-        ).delete()
-        if not removed:
-            ConversationLabel.objects.create(
-                organization_id=conversation.organization_id,
+        links = ConversationLabel.objects.filter(conversation=conversation, label=label)
+        if on is None:
+            on = not links.exists()
+        if on:
+            _link, changed = ConversationLabel.objects.get_or_create(
                 conversation=conversation,
                 label=label,
+                defaults={"organization_id": conversation.organization_id},
             )
-        audit_log_write(
-            actor=actor,
-            action="conversation.label_add" if not removed else "conversation.label_remove",
-            resource=conversation,
-            diff={"label_id": str(label.pk), "label": label.name},
-        )
-    return not removed
+        else:
+            changed = links.delete()[0] > 0
+        if changed:
+            audit_log_write(
+                actor=actor,
+                action="conversation.label_add" if on else "conversation.label_remove",
+                resource=conversation,
+                diff={"label_id": str(label.pk), "label": label.name},
+            )
+    return on
 
 
 def internal_note_add(

@@ -21,6 +21,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.access import access, role_required
+from accounts.models import Membership
+from accounts.pages import form_errors_text
 from cases.models import Case
 from conversation.models import Contact, Conversation, ConversationStatus
 from conversation.views._common import PageRequest, _page
@@ -81,20 +83,13 @@ def conversation_assign(request: PageRequest, conversation_id: uuid.UUID) -> Htt
     conversation = _conversation(request, conversation_id)
     members = list(selectors.assignable_members(request.membership.organization_id))
     form = AssignForm(request.POST, members=selectors.member_choices(members))
-    error = ""
     if form.is_valid():
         chosen = form.cleaned_data["responsavel"]
         # The form only accepts one of these members: no second query for the choice.
         assignee = next((m for m in members if str(m.pk) == chosen), None) if chosen else None
-        try:
-            services.conversation_assign(
-                conversation=conversation, assignee=assignee, actor=request.user
-            )
-        except services.InboxError as exc:
-            error = str(exc)
-    else:
-        error = _("Escolha alguém da equipe.")
-    if error and not request.htmx:
+        return _assign(request, conversation, assignee)
+    error = _("Escolha alguém da equipe.")
+    if not request.htmx:
         messages.error(request, error)
     return _panel_response(request, conversation, error=error)
 
@@ -104,10 +99,28 @@ def conversation_assign(request: PageRequest, conversation_id: uuid.UUID) -> Htt
 def conversation_assign_me(request: PageRequest, conversation_id: uuid.UUID) -> HttpResponse:
     """ "Atribuir a mim": one click from the panel."""
     conversation = _conversation(request, conversation_id)
-    services.conversation_assign(
-        conversation=conversation, assignee=request.membership, actor=request.user
-    )
-    return _panel_response(request, conversation)
+    return _assign(request, conversation, request.membership)
+
+
+def _assign(
+    request: PageRequest, conversation: Conversation, assignee: Membership | None
+) -> HttpResponse:
+    """Assign, unless someone took the conversation since the panel showed its assignee
+    (the form's ``atual``): then the panel again, with who has it now and why."""
+    error = ""
+    try:
+        services.conversation_assign(
+            conversation=conversation,
+            assignee=assignee,
+            actor=request.user,
+            shown=request.POST.get("atual"),
+        )
+    except services.InboxError as exc:
+        error = str(exc)
+        conversation = _conversation(request, conversation.pk)  # who has it now
+    if error and not request.htmx:
+        messages.error(request, error)
+    return _panel_response(request, conversation, error=error)
 
 
 @role_required("agent")
@@ -131,7 +144,12 @@ def conversation_label_toggle(
 ) -> HttpResponse:
     conversation = _conversation(request, conversation_id)
     label = access(Label.objects.all(), request.membership, pk=label_id)
-    services.conversation_label_toggle(conversation=conversation, label=label, actor=request.user)
+    # The button says what it asks for ("ligar" 1/0), so a stale panel cannot undo what a
+    # colleague just did; without it (an older page) the label flips.
+    wanted = {"1": True, "0": False}.get(request.POST.get("ligar", ""))
+    services.conversation_label_toggle(
+        conversation=conversation, label=label, actor=request.user, on=wanted
+    )
     return _panel_response(request, conversation)
 
 
@@ -149,7 +167,7 @@ def conversation_note_add(request: PageRequest, conversation_id: uuid.UUID) -> H
         )
         return _panel_response(request, conversation)
     if not request.htmx:
-        messages.error(request, _("Escreva a nota."))
+        messages.error(request, form_errors_text(form))
     return _panel_response(request, conversation, note_form=form)
 
 
@@ -222,6 +240,8 @@ def contact_edit(request: PageRequest, contact_id: uuid.UUID) -> HttpResponse:
     if form.is_valid():
         services.contact_update(contact=contact, actor=request.user, name=form.cleaned_data["name"])
         messages.success(request, _("Contato atualizado."))
+    else:
+        messages.error(request, form_errors_text(form))
     return redirect("inbox:contact_detail", contact_id=contact.pk)
 
 
@@ -236,7 +256,7 @@ def contact_note_add(request: PageRequest, contact_id: uuid.UUID) -> HttpRespons
         )
         messages.success(request, _("Nota adicionada."))
     else:
-        messages.error(request, _("Escreva a nota."))
+        messages.error(request, form_errors_text(form))
     return redirect("inbox:contact_detail", contact_id=contact.pk)
 
 

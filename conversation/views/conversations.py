@@ -81,9 +81,14 @@ def conversation_take_over(request: PageRequest, conversation_id: uuid.UUID) -> 
         messages.error(request, _("Esta conversa está encerrada."))
         return redirect("conversation:conversation_detail", conversation_id=conversation.pk)
     # The canonical handoff, and the conversation becomes the member's (inbox).
-    handoff = inbox_services.conversation_take_over(
-        conversation=conversation, assignee=request.membership, actor=request.user
-    )
+    try:
+        handoff = inbox_services.conversation_take_over(
+            conversation=conversation, assignee=request.membership, actor=request.user
+        )
+    except inbox_services.AlreadyTakenOver as taken:
+        # A colleague was quicker: their handoff, still theirs.
+        messages.info(request, str(taken))
+        return redirect("conversation:handoff_detail", handoff_id=taken.handoff.pk)
     messages.success(
         request, _("Você assumiu a conversa. A IA fica em silêncio até ser devolvida.")
     )

@@ -321,3 +321,24 @@ def test_the_handoff_inbox_refreshes_itself(world):
     html = world.client_for(world.viewer).get("/transbordos/").content.decode()
     assert 'id="handoff-inbox" hx-get="/transbordos/" hx-trigger="every 15s"' in html
     assert 'hx-select="#handoff-inbox"' in html
+
+
+def test_a_contact_name_too_long_is_refused_with_a_message_that_says_why(world):
+    conversation = conversation_with(world.channel_a, phone=PHONE, name="Ana")
+    response = world.client_for(world.agent).post(
+        f"/caixa/contatos/{conversation.contact_id}/editar/", {"name": "A" * 121}, follow=True
+    )
+    html = response.content.decode()
+    assert "flash-error" in html and "120 caracteres" in html
+    assert Contact.objects.get(pk=conversation.contact_id).name == "Ana"
+    assert not AuditLog.objects.filter(action="contact.update").exists()
+
+
+def test_a_contact_note_too_long_says_so_rather_than_asking_for_a_note(world):
+    conversation = conversation_with(world.channel_a, phone=PHONE)
+    response = world.client_for(world.agent).post(
+        f"/caixa/contatos/{conversation.contact_id}/notas/", {"body": "x" * 4001}, follow=True
+    )
+    html = response.content.decode()
+    assert "4000 caracteres" in html and "Escreva a nota." not in html
+    assert not InternalNote.objects.exists()

@@ -263,6 +263,13 @@ def _no_open_case(d: TenantData) -> dict[str, Any]:
     return {}
 
 
+def _no_open_handoff(d: TenantData) -> dict[str, Any]:
+    # Taking over a conversation whose open handoff is already the taker's changes nothing.
+    handoff = d.row("A", "conversation.Handoff")
+    type(handoff).objects.filter(pk=handoff.pk).update(status="returned")
+    return {}
+
+
 # Arguments a function needs beyond what its names say (or a state to act on).
 SETUP: dict[str, Callable[[TenantData], dict[str, Any]]] = {
     "analytics.services.budget_switch_record": _budget_switch,
@@ -286,6 +293,7 @@ SETUP: dict[str, Callable[[TenantData], dict[str, Any]]] = {
     # ``cases.services.case_cancel`` audits that as system work (it takes no actor), so
     # the walk resolves a conversation with no open case (tests/inbox covers the hook).
     "inbox.services.conversation_resolve": _no_open_case,
+    "inbox.services.conversation_take_over": _no_open_handoff,
 }
 
 
