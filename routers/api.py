@@ -191,7 +191,8 @@ class RouterTestApi(_RouterApi):
 
 
 class LabelledPhrasesApi(_RouterApi):
-    write_role = "manager"
+    # Replacing the set trains the router's local stage: configuring it, so the admin's
+    # (DESIGN §6, §10.5: nothing is learned without an admin). Managers measure it.
 
     @extend_schema(
         operation_id="routers_labelled_phrases_list",

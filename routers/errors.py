@@ -3,6 +3,8 @@ errors and the API into its envelope (409/422)."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+
 
 class RouterError(Exception):
     code = "router_error"
@@ -23,3 +25,21 @@ class RouterInvalid(RouterError):
     """The input breaks an invariant a form or serializer should have caught."""
 
     code = "validation_error"
+
+
+class SuggestionDecided(RouterError):
+    """The suggestion was accepted or rejected already (a double click, or two admins)."""
+
+    code = "suggestion_already_decided"
+
+
+class RouterChanged(RouterError):
+    """Someone saved the router after the page being saved was loaded."""
+
+    code = "router_changed"
+
+
+def unknown_intent(intent: str) -> RouterInvalid:
+    return RouterInvalid(
+        _("A intenção «%(intent)s» não existe neste roteador.") % {"intent": intent}
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
@@ -20,6 +21,12 @@ from routers.services import MAX_EXAMPLE_CHARS, MAX_EXAMPLES, MAX_MEMBERS, Membe
 
 def _agents(organization: Organization) -> QuerySet[Agent]:
     return Agent.objects.filter(organization=organization).order_by("name")
+
+
+def organization_agents(organization: Organization) -> list[Agent]:
+    """The agents an intent may point at, read once for every row of the intents formset
+    (each row's select would otherwise query them again)."""
+    return list(_agents(organization))
 
 
 class RouterForm(forms.Form):
@@ -70,6 +77,9 @@ class RouterForm(forms.Form):
         widget=forms.NumberInput(attrs={"step": "0.05"}),
     )
     classifier_model = forms.ChoiceField(label=_("Modelo do classificador"))
+    # What the page showed (``selectors.router_version``): a save over someone else's
+    # newer one is refused instead of silently undoing it (``services.router_save``).
+    version = forms.CharField(widget=forms.HiddenInput, required=False)
 
     def __init__(self, *args: Any, organization: Organization, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -112,9 +122,7 @@ class RouterForm(forms.Form):
 
 
 class MemberForm(forms.Form):
-    agent = forms.ModelChoiceField(
-        label=_("Agente"), queryset=Agent.objects.none(), empty_label=_("Escolha o agente")
-    )
+    agent = forms.ChoiceField(label=_("Agente"))
     intent_name = forms.CharField(
         label=_("Nome da intenção"),
         max_length=60,
@@ -132,9 +140,16 @@ class MemberForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
     )
 
-    def __init__(self, *args: Any, organization: Organization, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, agents: Sequence[Agent], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["agent"].queryset = _agents(organization)  # type: ignore[attr-defined]
+        self._agents = {str(a.pk): a for a in agents}
+        self.fields["agent"].choices = [  # type: ignore[attr-defined]
+            ("", _("Escolha o agente")),
+            *((str(a.pk), a.name) for a in agents),
+        ]
+
+    def clean_agent(self) -> Agent:
+        return self._agents[self.cleaned_data["agent"]]
 
     def clean_intent_name(self) -> str:
         name = str(self.cleaned_data["intent_name"]).strip()
@@ -168,14 +183,18 @@ class BaseMemberFormSet(forms.BaseFormSet):
             seen.add(name)
 
     def member_specs(self) -> list[MemberSpec]:
+        """The kept rows as intents; a row the page showed carries the name it had, so a
+        renamed intent takes its labelled phrases along (``router_members_replace``)."""
+        initial = self.initial_form_count()
         return [
             MemberSpec(
                 agent=f.cleaned_data["agent"],
                 intent_name=f.cleaned_data["intent_name"],
                 intent_description=f.cleaned_data["intent_description"],
                 examples=tuple(f.cleaned_data["examples"]),
+                previous_name=str(f.initial.get("intent_name") or "") if i < initial else "",
             )
-            for f in self.forms
+            for i, f in enumerate(self.forms)
             if f.cleaned_data and not f.cleaned_data.get("DELETE")
         ]
 
@@ -221,7 +240,13 @@ def intent_choices(intent_names: list[str]) -> list[tuple[str, str]]:
 
 class LabelledPhraseForm(forms.Form):
     text = forms.CharField(label=_("Frase"), max_length=MAX_PHRASE_CHARS)
-    intent_name = forms.ChoiceField(label=_("Deveria ser"))
+    intent_name = forms.ChoiceField(
+        label=_("Deveria ser"),
+        error_messages={
+            "required": _("Escolha a intenção certa."),
+            "invalid_choice": _("A intenção «%(value)s» não existe neste roteador."),
+        },
+    )
 
     def __init__(self, *args: Any, intent_names: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

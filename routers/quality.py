@@ -1,7 +1,8 @@
 """The routing quality loop, pure: score labelled phrases, build the confusion table, and
-search the thresholds that would have routed them best. No Django, no model calls: the
-run (``services.quality_run_execute``) classifies each phrase once and hands the
-verdicts here; ``quality_results`` is what the run stores.
+search the thresholds that would have routed them best. No database, no model calls (of
+Django only gettext, for the pt-BR copy it writes): the run
+(``services.quality_run_execute``) classifies each phrase once and hands the verdicts
+here; ``quality_results`` is what the run stores.
 
 A phrase's expected intent may be ``none``: it should match no intent, so the router's
 abstention (the fallback agent, or the generic answer) is the right answer for it. Any
@@ -13,6 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from routers.classification import NONE_INTENT
 
@@ -160,58 +164,112 @@ def _explain(
     *,
     has_llm: bool,
 ) -> str:
+    """The suggestion in pt-BR, through gettext (a run stores it in the language active
+    when it finished: the task's, ``LANGUAGE_CODE``)."""
     n = best_eval.total
     if n == 0:
-        return "Ainda não há frases rotuladas: adicione algumas para medir o roteador."
+        return _("Ainda não há frases rotuladas: adicione algumas para medir o roteador.")
+    settings = {
+        "min": _num(current.min_confidence),
+        "local": _num(current.local_accept_threshold),
+    }
     parts: list[str] = []
     if best == current and current_eval.correct == n:
         parts.append(
-            f"A configuração atual (confiança mínima {_num(current.min_confidence)}, limiar "
-            f"local {_num(current.local_accept_threshold)}) acerta todas as {n} frases. "
-            "Não há o que ajustar: quando aparecerem erros em conversas reais, rotule essas "
-            "frases e meça de novo."
+            ngettext(
+                "A configuração atual (confiança mínima %(min)s, limiar local %(local)s) "
+                "acerta a única frase. Não há o que ajustar: quando aparecerem erros em "
+                "conversas reais, rotule essas frases e meça de novo.",
+                "A configuração atual (confiança mínima %(min)s, limiar local %(local)s) "
+                "acerta todas as %(n)s frases. Não há o que ajustar: quando aparecerem erros "
+                "em conversas reais, rotule essas frases e meça de novo.",
+                n,
+            )
+            % {**settings, "n": n}
         )
     elif best == current:
         parts.append(
-            f"A configuração atual (confiança mínima {_num(current.min_confidence)}, limiar "
-            f"local {_num(current.local_accept_threshold)}) acerta {current_eval.correct} de "
-            f"{n} frases ({_pct(current_eval.accuracy)}). Nenhum outro ajuste dos limiares "
-            "acerta mais: para melhorar, revise as descrições e os exemplos das intenções "
-            "que aparecem nos erros abaixo."
+            ngettext(
+                "A configuração atual (confiança mínima %(min)s, limiar local %(local)s) "
+                "acerta %(correct)s de %(n)s frase (%(pct)s). Nenhum outro ajuste dos "
+                "limiares acerta mais: para melhorar, revise as descrições e os exemplos das "
+                "intenções que aparecem nos erros abaixo.",
+                "A configuração atual (confiança mínima %(min)s, limiar local %(local)s) "
+                "acerta %(correct)s de %(n)s frases (%(pct)s). Nenhum outro ajuste dos "
+                "limiares acerta mais: para melhorar, revise as descrições e os exemplos das "
+                "intenções que aparecem nos erros abaixo.",
+                n,
+            )
+            % {
+                **settings,
+                "correct": current_eval.correct,
+                "n": n,
+                "pct": _pct(current_eval.accuracy),
+            }
         )
     else:
         parts.append(
-            f"Com confiança mínima {_num(best.min_confidence)} e limiar local "
-            f"{_num(best.local_accept_threshold)}, {best_eval.correct} de {n} frases "
-            f"({_pct(best_eval.accuracy)}) iriam para o lugar certo, contra "
-            f"{current_eval.correct} ({_pct(current_eval.accuracy)}) com a configuração "
-            f"atual ({_num(current.min_confidence)} e "
-            f"{_num(current.local_accept_threshold)})."
+            ngettext(
+                "Com confiança mínima %(best_min)s e limiar local %(best_local)s, "
+                "%(correct)s de %(n)s frase (%(pct)s) iria para o lugar certo, contra "
+                "%(current_correct)s (%(current_pct)s) com a configuração atual (%(min)s e "
+                "%(local)s).",
+                "Com confiança mínima %(best_min)s e limiar local %(best_local)s, "
+                "%(correct)s de %(n)s frases (%(pct)s) iriam para o lugar certo, contra "
+                "%(current_correct)s (%(current_pct)s) com a configuração atual (%(min)s e "
+                "%(local)s).",
+                n,
+            )
+            % {
+                **settings,
+                "best_min": _num(best.min_confidence),
+                "best_local": _num(best.local_accept_threshold),
+                "correct": best_eval.correct,
+                "n": n,
+                "pct": _pct(best_eval.accuracy),
+                "current_correct": current_eval.correct,
+                "current_pct": _pct(current_eval.accuracy),
+            }
         )
         if best.min_confidence > current.min_confidence:
             parts.append(
-                "Subir a confiança mínima faz o roteador desistir das frases duvidosas: "
-                "elas vão para o agente de reserva em vez de um agente errado."
+                _(
+                    "Subir a confiança mínima faz o roteador desistir das frases duvidosas: "
+                    "elas vão para o agente de reserva em vez de um agente errado."
+                )
             )
         elif best.min_confidence < current.min_confidence:
             parts.append(
-                "Baixar a confiança mínima deixa o roteador decidir frases que hoje iriam "
-                "para o agente de reserva, porque ele costuma acertá-las."
+                _(
+                    "Baixar a confiança mínima deixa o roteador decidir frases que hoje iriam "
+                    "para o agente de reserva, porque ele costuma acertá-las."
+                )
             )
     if has_llm:
         parts.append(
-            f"O modelo de linguagem seria consultado em {_pct(best_eval.llm_share)} das "
-            "frases; nas demais, o classificador local decide sozinho, sem custo."
+            _(
+                "O modelo de linguagem seria consultado em %(pct)s das frases; nas demais, o "
+                "classificador local decide sozinho, sem custo."
+            )
+            % {"pct": _pct(best_eval.llm_share)}
         )
     else:
         parts.append(
-            "Sem chave de API, só o classificador local decide: o limiar local não muda "
-            "o resultado e fica como está."
+            _(
+                "Sem chave de API, só o classificador local decide: o limiar local não muda "
+                "o resultado e fica como está."
+            )
         )
     if n < FEW_PHRASES:
         parts.append(
-            f"Com só {n} frases, trate a sugestão como um indício: rotule mais frases reais "
-            "para ter uma medida firme."
+            ngettext(
+                "Com só %(n)s frase, trate a sugestão como um indício: rotule mais frases "
+                "reais para ter uma medida firme.",
+                "Com só %(n)s frases, trate a sugestão como um indício: rotule mais frases "
+                "reais para ter uma medida firme.",
+                n,
+            )
+            % {"n": n}
         )
     return " ".join(parts)
 
@@ -276,7 +334,7 @@ def quality_results(
 @dataclass(frozen=True)
 class ParsedLines:
     phrases: tuple[tuple[str, str], ...]  # (text, intent), last repeat of a text wins
-    errors: tuple[str, ...]  # pt-BR, one per bad line
+    errors: tuple[str, ...]  # pt-BR through gettext, one per bad line
 
 
 def parse_labelled_lines(text: str, intent_names: Iterable[str]) -> ParsedLines:
@@ -292,10 +350,13 @@ def parse_labelled_lines(text: str, intent_names: Iterable[str]) -> ParsedLines:
         phrase, sep, intent = line.rpartition(";")
         phrase, intent = phrase.strip(), intent.strip()
         if not sep or not phrase:
-            errors.append(f"Linha {number}: use o formato frase;intenção.")
+            errors.append(_("Linha %(n)s: use o formato frase;intenção.") % {"n": number})
             continue
         if len(phrase) > MAX_PHRASE_CHARS:
-            errors.append(f"Linha {number}: a frase passa de {MAX_PHRASE_CHARS} caracteres.")
+            errors.append(
+                _("Linha %(n)s: a frase passa de %(max)s caracteres.")
+                % {"n": number, "max": MAX_PHRASE_CHARS}
+            )
             continue
         folded = intent.casefold()
         if folded in NONE_ALIASES:
@@ -303,7 +364,10 @@ def parse_labelled_lines(text: str, intent_names: Iterable[str]) -> ParsedLines:
         elif folded in canonical:
             name = canonical[folded]
         else:
-            errors.append(f"Linha {number}: a intenção «{intent}» não existe neste roteador.")
+            errors.append(
+                _("Linha %(n)s: a intenção «%(intent)s» não existe neste roteador.")
+                % {"n": number, "intent": intent}
+            )
             continue
         phrases.pop(phrase, None)
         phrases[phrase] = name

@@ -4,6 +4,9 @@ decisions page and its chart, and the routers that drive an agent."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
@@ -13,6 +16,7 @@ from django.utils import timezone
 from accounts.models import Membership, Organization
 from conversation.llm.catalog import choosable_models
 from conversation.models import Agent
+from routers.loaders import parse_router_config
 from routers.models import (
     DecisionOutcome,
     LabelledPhrase,
@@ -40,6 +44,26 @@ def router_list(membership: Membership) -> QuerySet[Router]:
 
 def router_members(router: Router) -> list[RouterMember]:
     return list(router.members.select_related("agent").order_by("position", "intent_name"))
+
+
+def router_version(router: Router, members: Sequence[RouterMember]) -> str:
+    """A fingerprint of everything the edit page shows and saves (the router's fields, its
+    config, its intents in order): the page sends back the one it showed, and a save over
+    a router that changed since is refused (``services.router_save``). Labelled phrases are
+    not part of it: the page does not save them."""
+    state = {
+        "name": router.name,
+        "channel": str(router.channel_id),
+        "fallback": str(router.fallback_agent_id or ""),
+        "active": router.is_active,
+        "config": parse_router_config(router.config).as_json(),
+        "members": [
+            [str(m.agent_id), m.intent_name, m.intent_description, list(m.examples or ())]
+            for m in members
+        ],
+    }
+    blob = json.dumps(state, sort_keys=True, ensure_ascii=False).encode()
+    return hashlib.sha256(blob).hexdigest()[:32]
 
 
 def router_intent_names(router: Router) -> list[str]:

@@ -3,8 +3,11 @@ the caller's organization), outputs only shape responses. Never one for both."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -23,7 +26,28 @@ from routers.services import (
 )
 
 
-class _OrgScoped(serializers.Serializer):
+# A field the input does not know is refused, not ignored, at every level (the body, a
+# router's ``config``, each member and phrase): a typo (``{"active": false}``) must not
+# answer 200 having changed nothing, and an ``organization_id`` is never read from a body
+# (DESIGN §6) — so sending one is an error, not a silently ignored key. The same rule as
+# the cases API (``cases.serializers._StrictInput``). A comment, not a docstring: the
+# schema would show it as every input's description.
+class _StrictInput(serializers.Serializer):
+    def to_internal_value(self, data: Any) -> Any:
+        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
+        errors = {key: [_("Campo desconhecido.")] for key in unknown}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if errors and isinstance(exc.detail, dict):
+                raise serializers.ValidationError({**errors, **exc.detail}) from exc
+            raise
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
+
+
+class _OrgScoped(_StrictInput):
     """``context["organization"]`` scopes every id the input names."""
 
     def _org(self) -> Any:
@@ -32,17 +56,17 @@ class _OrgScoped(serializers.Serializer):
     def _agent(self, value: Any) -> Agent:
         agent = Agent.objects.filter(organization=self._org(), pk=value).first()
         if agent is None:
-            raise serializers.ValidationError("Agente não encontrado.")
+            raise serializers.ValidationError(_("Agente não encontrado."))
         return agent
 
     def _channel(self, value: Any) -> ChannelSession:
         channel = ChannelSession.objects.filter(organization=self._org(), pk=value).first()
         if channel is None:
-            raise serializers.ValidationError("Canal não encontrado.")
+            raise serializers.ValidationError(_("Canal não encontrado."))
         return channel
 
 
-class RouterConfigInput(serializers.Serializer):
+class RouterConfigInput(_StrictInput):
     classifier_model = serializers.CharField(max_length=80, required=False)
 
     def validate_classifier_model(self, value: str) -> str:
@@ -50,7 +74,7 @@ class RouterConfigInput(serializers.Serializer):
         keep = parse_router_config(router.config).classifier_model if router else ""
         if value not in selectors.classifier_models(self.context["organization"], keep=keep):
             raise serializers.ValidationError(
-                "Modelo não disponível para esta organização (veja os modelos habilitados)."
+                _("Modelo não disponível para esta organização (veja os modelos habilitados).")
             )
         return value
 
@@ -103,19 +127,19 @@ class MemberInput(_OrgScoped):
 
     def validate_intent_name(self, value: str) -> str:
         if value.casefold() == NONE_INTENT:
-            raise serializers.ValidationError("“none” é reservado: escolha outro nome.")
+            raise serializers.ValidationError(_("“none” é reservado: escolha outro nome."))
         return value
 
 
-class MembersPutInput(serializers.Serializer):
+class MembersPutInput(_StrictInput):
     members = MemberInput(many=True)
 
     def validate_members(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if len(value) > MAX_MEMBERS:
-            raise serializers.ValidationError(f"No máximo {MAX_MEMBERS} intenções.")
+            raise serializers.ValidationError(_("No máximo %(n)s intenções.") % {"n": MAX_MEMBERS})
         names = [m["intent_name"].casefold() for m in value]
         if len(names) != len(set(names)):
-            raise serializers.ValidationError("Cada intenção deve ter um nome diferente.")
+            raise serializers.ValidationError(_("Cada intenção deve ter um nome diferente."))
         return value
 
     def member_specs(self) -> list[MemberSpec]:
@@ -130,23 +154,26 @@ class MembersPutInput(serializers.Serializer):
         ]
 
 
-class RouterTestInput(serializers.Serializer):
+class RouterTestInput(_StrictInput):
     message = serializers.CharField(max_length=4000, trim_whitespace=True)
 
 
-class LabelledPhraseInput(serializers.Serializer):
+class LabelledPhraseInput(_StrictInput):
     text = serializers.CharField(max_length=MAX_PHRASE_CHARS, trim_whitespace=True)
     intent_name = serializers.CharField(
-        max_length=60, help_text="Uma intenção do roteador, ou none (deve ir para a reserva)."
+        max_length=60,
+        help_text=gettext_lazy("Uma intenção do roteador, ou none (deve ir para a reserva)."),
     )
 
 
-class LabelledPhrasesPutInput(serializers.Serializer):
+class LabelledPhrasesPutInput(_StrictInput):
     phrases = LabelledPhraseInput(many=True)
 
     def validate_phrases(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if len(value) > MAX_LABELLED_PHRASES:
-            raise serializers.ValidationError(f"No máximo {MAX_LABELLED_PHRASES} frases.")
+            raise serializers.ValidationError(
+                _("No máximo %(n)s frases.") % {"n": MAX_LABELLED_PHRASES}
+            )
         return value
 
 

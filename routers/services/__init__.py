@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from .dry_run import RouterTestResult, router_classify_test
 from .editing import (
-    ALREADY_EXISTS_MESSAGE,
     MAX_EXAMPLE_CHARS,
     MAX_EXAMPLES,
     MAX_MEMBERS,
@@ -41,7 +40,6 @@ from .suggestions import (
 )
 
 __all__ = [
-    "ALREADY_EXISTS_MESSAGE",
     "MAX_EXAMPLES",
     "MAX_EXAMPLE_CHARS",
     "MAX_LABELLED_PHRASES",

@@ -9,19 +9,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Case, CharField, Value, When
+from django.utils.translation import gettext as _
 
 from accounts.models import Organization
 from accounts.services import audit_log_write, audited_delete
 from conversation.models import Agent, ChannelSession
+from routers import selectors
 from routers.classification import NONE_INTENT
-from routers.errors import RouterAlreadyExists, RouterInvalid
+from routers.errors import RouterAlreadyExists, RouterChanged, RouterInvalid
 from routers.loaders import parse_router_config
-from routers.models import Router, RouterMember, default_router_config
+from routers.models import (
+    LabelledPhrase,
+    Router,
+    RouterMember,
+    RouterSuggestion,
+    SuggestionStatus,
+    default_router_config,
+)
 
 MAX_MEMBERS = 30
 MAX_EXAMPLES = 30
 MAX_EXAMPLE_CHARS = 300
-ALREADY_EXISTS_MESSAGE = "Este número já tem um roteador ativo."
 
 
 @dataclass(frozen=True)
@@ -32,12 +41,15 @@ class MemberSpec:
     intent_name: str
     intent_description: str
     examples: tuple[str, ...] = ()
+    # The name this intent had when the page showed it ("" for a new one): a rename
+    # takes the intent's labelled phrases and pending suggestions along.
+    previous_name: str = ""
 
 
 def _same_org(organization_id: uuid.UUID, *objects: Any) -> None:
     for obj in objects:
         if obj is not None and obj.organization_id != organization_id:
-            raise RouterInvalid("Objeto de outra organização.")
+            raise RouterInvalid(_("Objeto de outra organização."))
 
 
 def _config(base: Any, changes: dict[str, Any] | None) -> dict[str, Any]:
@@ -52,7 +64,11 @@ def _assert_channel_free(channel: ChannelSession, *, exclude: uuid.UUID | None =
     if exclude is not None:
         others = others.exclude(pk=exclude)
     if others.exists():
-        raise RouterAlreadyExists(ALREADY_EXISTS_MESSAGE, field="channel")
+        raise _already_exists()
+
+
+def _already_exists() -> RouterAlreadyExists:
+    return RouterAlreadyExists(_("Este número já tem um roteador ativo."), field="channel")
 
 
 def router_create(
@@ -70,7 +86,7 @@ def router_create(
     an active one (checked first, and enforced by the partial unique constraint)."""
     name = name.strip()
     if not name:
-        raise RouterInvalid("Dê um nome ao roteador.", field="name")
+        raise RouterInvalid(_("Dê um nome ao roteador."), field="name")
     _same_org(organization.pk, channel, fallback_agent)
     with transaction.atomic():
         if is_active:
@@ -87,7 +103,7 @@ def router_create(
                     created_by=actor if getattr(actor, "is_authenticated", False) else None,
                 )
         except IntegrityError as exc:  # a concurrent create won the race
-            raise RouterAlreadyExists(ALREADY_EXISTS_MESSAGE, field="channel") from exc
+            raise _already_exists() from exc
         audit_log_write(
             actor=actor,
             action="router.create",
@@ -123,7 +139,7 @@ def router_update(
     if name is not _UNSET:
         name = name.strip()
         if not name:
-            raise RouterInvalid("Dê um nome ao roteador.", field="name")
+            raise RouterInvalid(_("Dê um nome ao roteador."), field="name")
         changes["name"] = name
     if channel is not _UNSET:
         _same_org(router.organization_id, channel)
@@ -150,7 +166,7 @@ def router_update(
             with transaction.atomic():
                 router.save(update_fields=[*diff, "updated_at"])
         except IntegrityError as exc:
-            raise RouterAlreadyExists(ALREADY_EXISTS_MESSAGE, field="channel") from exc
+            raise _already_exists() from exc
         audit_log_write(
             actor=actor,
             action="router.update",
@@ -173,38 +189,68 @@ def router_delete(*, router: Router, actor: Any) -> None:
 
 def _validate_members(router: Router, members: Sequence[MemberSpec]) -> list[MemberSpec]:
     if len(members) > MAX_MEMBERS:
-        raise RouterInvalid(f"No máximo {MAX_MEMBERS} intenções por roteador.", field="members")
+        raise RouterInvalid(
+            _("No máximo %(n)s intenções por roteador.") % {"n": MAX_MEMBERS}, field="members"
+        )
     seen: set[str] = set()
     clean: list[MemberSpec] = []
     for m in members:
         name = m.intent_name.strip()
         description = m.intent_description.strip()
         if not name or not description:
-            raise RouterInvalid("Cada intenção precisa de nome e descrição.", field="members")
+            raise RouterInvalid(_("Cada intenção precisa de nome e descrição."), field="members")
         if name.casefold() == NONE_INTENT:
-            raise RouterInvalid("“none” é reservado: escolha outro nome.", field="members")
+            raise RouterInvalid(_("“none” é reservado: escolha outro nome."), field="members")
         if name.casefold() in seen:
-            raise RouterInvalid(f"A intenção «{name}» aparece duas vezes.", field="members")
+            raise RouterInvalid(
+                _("A intenção «%(name)s» aparece duas vezes.") % {"name": name}, field="members"
+            )
         seen.add(name.casefold())
         _same_org(router.organization_id, m.agent)
         examples = tuple(
             dict.fromkeys(e.strip()[:MAX_EXAMPLE_CHARS] for e in m.examples if e.strip())
         )[:MAX_EXAMPLES]
-        clean.append(MemberSpec(m.agent, name[:60], description, examples))
+        clean.append(MemberSpec(m.agent, name[:60], description, examples, m.previous_name.strip()))
     return clean
+
+
+def _carry_renames(router: Router, renames: dict[str, str]) -> None:
+    """Relabel the renamed intents' labelled phrases and pending suggestions (old name ->
+    new, all at once, so two intents may swap names). Without it a rename would leave
+    them under a name no intent has: the router would forget what an admin taught it."""
+    if not renames:
+        return
+    label = Case(
+        *(When(intent_name=old, then=Value(new)) for old, new in renames.items()),
+        output_field=CharField(),
+    )
+    LabelledPhrase.objects.filter(router=router, intent_name__in=renames).update(intent_name=label)
+    RouterSuggestion.objects.filter(
+        router=router, status=SuggestionStatus.PENDING, intent_name__in=renames
+    ).update(intent_name=label)
 
 
 def router_members_replace(
     *, router: Router, actor: Any, members: Sequence[MemberSpec]
 ) -> list[RouterMember]:
     """Replace the whole list in one transaction; ``position`` is the list index. Touches
-    the router so its ``updated_at`` says when routing last changed."""
+    the router so its ``updated_at`` says when routing last changed (and every process
+    retrains its local stage). An intent whose ``previous_name`` differs was renamed: its
+    labelled phrases and pending suggestions follow it. The API names intents only by
+    name, so there a rename is a removal and an addition: the phrases of a removed intent
+    stay, under its old name, until an intent of that name comes back."""
     clean = _validate_members(router, members)
     with transaction.atomic():
         Router.objects.select_for_update().filter(pk=router.pk).first()  # serialize edits
         previous = list(
             RouterMember.objects.filter(router=router).values_list("intent_name", "agent_id")
         )
+        old_names = {n for n, _agent in previous}
+        renames = {
+            m.previous_name: m.intent_name
+            for m in clean
+            if m.previous_name in old_names and m.previous_name != m.intent_name
+        }
         RouterMember.objects.filter(router=router, organization_id=router.organization_id).delete()
         created = RouterMember.objects.bulk_create(
             [
@@ -220,16 +266,15 @@ def router_members_replace(
                 for i, m in enumerate(clean)
             ]
         )
+        _carry_renames(router, renames)
         router.save(update_fields=["updated_at"])
-        audit_log_write(
-            actor=actor,
-            action="router.members_replace",
-            resource=router,
-            diff={
-                "from": [{"intent": n, "agent_id": str(a)} for n, a in previous],
-                "to": [{"intent": m.intent_name, "agent_id": str(m.agent.pk)} for m in clean],
-            },
-        )
+        diff: dict[str, Any] = {
+            "from": [{"intent": n, "agent_id": str(a)} for n, a in previous],
+            "to": [{"intent": m.intent_name, "agent_id": str(m.agent.pk)} for m in clean],
+        }
+        if renames:
+            diff["renamed"] = renames
+        audit_log_write(actor=actor, action="router.members_replace", resource=router, diff=diff)
     return created
 
 
@@ -243,10 +288,27 @@ def router_save(
     is_active: bool,
     config: dict[str, Any] | None,
     members: Sequence[MemberSpec],
+    shown_version: str = "",
 ) -> Router:
     """The edit page's save: the router's fields and its intents, both or neither. The
-    intents are replaced only when they changed (no audit row for an unchanged list)."""
+    intents are replaced only when they changed (no audit row for an unchanged list).
+
+    ``shown_version`` is ``selectors.router_version`` of what the page showed: when the
+    router was saved by someone else since, ``RouterChanged`` is raised and nothing is
+    written (their intents would otherwise vanish under this page's older list). Locks
+    the router's row for the check and the writes."""
     with transaction.atomic():
+        if shown_version:
+            locked = Router.objects.select_for_update().get(pk=router.pk)
+            saved = selectors.router_version(locked, selectors.router_members(locked))
+            if saved != shown_version:
+                raise RouterChanged(
+                    _(
+                        "Outra pessoa salvou este roteador enquanto você editava, e nada "
+                        "foi salvo aqui. Recarregue a página para ver a versão atual e "
+                        "refaça suas mudanças."
+                    )
+                )
         router_update(
             router=router,
             actor=actor,

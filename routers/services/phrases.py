@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from accounts.services import audit_log_write, audited_delete
 from routers.classification import NONE_INTENT
-from routers.errors import RouterInvalid
+from routers.errors import RouterInvalid, unknown_intent
 from routers.models import LabelledPhrase, Router, RouterMember
 
 from ._stamp import touch_router
@@ -31,12 +32,18 @@ def _check_phrases(router: Router, phrases: Sequence[tuple[str, str]]) -> list[t
         if not text:
             continue
         if intent not in names:
-            raise RouterInvalid(f"A intenção «{intent}» não existe neste roteador.")
+            raise unknown_intent(intent)
         clean.pop(text, None)
         clean[text] = intent
     if len(clean) > MAX_LABELLED_PHRASES:
-        raise RouterInvalid(f"No máximo {MAX_LABELLED_PHRASES} frases rotuladas por roteador.")
+        raise _too_many()
     return list(clean.items())
+
+
+def _too_many() -> RouterInvalid:
+    return RouterInvalid(
+        _("No máximo %(n)s frases rotuladas por roteador.") % {"n": MAX_LABELLED_PHRASES}
+    )
 
 
 def _new_phrase(router: Router, text: str, intent: str, actor: Any) -> LabelledPhrase:
@@ -103,7 +110,7 @@ def labelled_phrases_add(*, router: Router, actor: Any, phrases: Sequence[tuple[
         LabelledPhrase.objects.bulk_update(relabelled, ["intent_name"])
         total = LabelledPhrase.objects.filter(router=router).count()
         if total > MAX_LABELLED_PHRASES:
-            raise RouterInvalid(f"No máximo {MAX_LABELLED_PHRASES} frases rotuladas por roteador.")
+            raise _too_many()
         _labelled_set_changed(
             router,
             actor=actor,

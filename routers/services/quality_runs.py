@@ -10,12 +10,14 @@ thresholds the run suggests, are therefore what the router would do on new messa
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import logging
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.services import audit_log_write
 from conversation import model_calls
@@ -30,6 +32,9 @@ from routers.quality import PhraseVerdict, Thresholds, quality_results
 log = logging.getLogger(__name__)
 
 QUALITY_FOLDS = 5
+# The run's task is killed after 11 minutes (``config/settings/work.py``): a run still
+# unfinished this long after it was queued or started has no task left to finish it.
+ABANDONED_AFTER = dt.timedelta(minutes=15)
 
 
 def _fold(text: str) -> int:
@@ -43,11 +48,21 @@ def _taught_without(loaded: LoadedRouter, fold: int) -> LoadedRouter:
 
 
 def quality_run_start(*, router: Router, actor: Any) -> QualityRun:
-    """Queue a run over the current labelled set; the task starts after commit."""
+    """Queue a run over the current labelled set; the task starts after commit.
+
+    While a run of this router is queued or running, that run is the answer (a double
+    click, two people at once): no second run, so no second bill of model calls, and
+    nothing written (the run's own start is audited). A run left unfinished past
+    ``ABANDONED_AFTER`` (its task lost, its worker killed) is marked failed and a new one
+    starts. Locks the router's row for the check."""
     with transaction.atomic():
+        Router.objects.select_for_update().filter(pk=router.pk).first()
         total = LabelledPhrase.objects.filter(router=router).count()
         if total == 0:
-            raise RouterInvalid("Adicione frases rotuladas antes de medir o roteador.")
+            raise RouterInvalid(_("Adicione frases rotuladas antes de medir o roteador."))
+        unfinished = _unfinished_run(router)
+        if unfinished is not None:
+            return unfinished
         run = QualityRun.objects.create(
             organization_id=router.organization_id,
             router=router,
@@ -62,6 +77,28 @@ def quality_run_start(*, router: Router, actor: Any) -> QualityRun:
         )
         enqueue("routers.run_quality_run", str(run.pk))
     return run
+
+
+def _unfinished_run(router: Router) -> QualityRun | None:
+    """The router's queued or running run, if it is still alive; an abandoned one is
+    marked failed (a conditional update: its task, should it run after all, finds it
+    claimed and does nothing)."""
+    unfinished = (
+        QualityRun.objects.filter(
+            router=router, status__in=(QualityRunStatus.QUEUED, QualityRunStatus.RUNNING)
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if unfinished is None:
+        return None
+    now = timezone.now()
+    if (unfinished.started_at or unfinished.created_at) > now - ABANDONED_AFTER:
+        return unfinished
+    QualityRun.objects.filter(pk=unfinished.pk, status=unfinished.status).update(
+        status=QualityRunStatus.FAILED, error_code="abandoned", finished_at=now
+    )
+    return None
 
 
 def _verdict(

@@ -15,11 +15,12 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.services import audit_log_write
 from routers.classification import NONE_INTENT
 from routers.classification.learning import strip_pii
-from routers.errors import RouterInvalid
+from routers.errors import SuggestionDecided, unknown_intent
 from routers.loaders import LoadedRouter
 from routers.models import (
     LabelledPhrase,
@@ -89,7 +90,9 @@ def suggestion_accept(
     *, suggestion: RouterSuggestion, actor: Any, intent_name: str = ""
 ) -> LabelledPhrase:
     """Accept (optionally as another intent): the phrase joins the labelled set and
-    teaches the local stage from the next turn on."""
+    teaches the local stage from the next turn on. Raises ``SuggestionDecided`` when it
+    was decided meanwhile (a double click, another admin): nothing is learned twice, and
+    a rejected suggestion is never learned."""
     label = intent_name or suggestion.intent_name
     names = set(
         RouterMember.objects.filter(router_id=suggestion.router_id).values_list(
@@ -97,8 +100,9 @@ def suggestion_accept(
         )
     )
     if label not in names | {NONE_INTENT}:
-        raise RouterInvalid(f"A intenção «{label}» não existe neste roteador.")
+        raise unknown_intent(label)
     with transaction.atomic():
+        _decide(suggestion, SuggestionStatus.ACCEPTED, actor)
         phrase, _created = LabelledPhrase.objects.update_or_create(
             router_id=suggestion.router_id,
             text=suggestion.text,
@@ -109,7 +113,6 @@ def suggestion_accept(
                 "created_by": actor if getattr(actor, "is_authenticated", False) else None,
             },
         )
-        _decide(suggestion, SuggestionStatus.ACCEPTED, actor)
         touch_router(suggestion.router_id)
         audit_log_write(
             actor=actor,
@@ -121,6 +124,8 @@ def suggestion_accept(
 
 
 def suggestion_reject(*, suggestion: RouterSuggestion, actor: Any) -> None:
+    """Keep the text so it is not suggested again. Raises ``SuggestionDecided`` when it
+    was decided meanwhile."""
     with transaction.atomic():
         _decide(suggestion, SuggestionStatus.REJECTED, actor)
         audit_log_write(
@@ -132,7 +137,13 @@ def suggestion_reject(*, suggestion: RouterSuggestion, actor: Any) -> None:
 
 
 def _decide(suggestion: RouterSuggestion, status: str, actor: Any) -> None:
-    suggestion.status = status
-    suggestion.decided_at = timezone.now()
-    suggestion.decided_by = actor if getattr(actor, "is_authenticated", False) else None
-    suggestion.save(update_fields=["status", "decided_at", "decided_by"])
+    """Claim the suggestion while it is still pending (a conditional update: of two
+    concurrent decisions, the second finds it decided), else ``SuggestionDecided``."""
+    now = timezone.now()
+    user = actor if getattr(actor, "is_authenticated", False) else None
+    claimed = RouterSuggestion.objects.filter(
+        pk=suggestion.pk, status=SuggestionStatus.PENDING
+    ).update(status=status, decided_at=now, decided_by=user)
+    if not claimed:
+        raise SuggestionDecided(_("Esta sugestão já tinha sido decidida; nada mudou."))
+    suggestion.status, suggestion.decided_at, suggestion.decided_by = status, now, user

@@ -1,10 +1,11 @@
 """Router pages: list, create/edit with intents and the classification test, decisions
 telemetry with its chart, and the quality loop.
 
-Roles (intent-router Task 7): managers see routers and test classification; admins
-configure them. Thin views: parse, authorize (``role_required`` + ``access``), call one
-service, render. htmx POSTs answer with the re-rendered fragment. The suggested phrases'
-buttons live in ``routers.views.suggestions``.
+Roles (intent-router Task 7; DESIGN §6, §10.5): managers see routers, test classification
+and measure the labelled phrases; admins configure routers and write the labelled
+phrases, since those train the router's local stage. Thin views: parse, authorize
+(``role_required`` + ``access``), call one service, render. htmx POSTs answer with the
+re-rendered fragment. The suggested phrases' buttons live in ``routers.views.suggestions``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
-from accounts.pages import PageRequest, editable
+from accounts.pages import PageRequest, editable, form_errors_text
 from routers import selectors, services
 from routers.charts import stacked_bars
 from routers.errors import RouterError
@@ -32,6 +33,7 @@ from routers.forms import (
     RouterTestForm,
     intent_choices,
     member_initial,
+    organization_agents,
 )
 from routers.models import LabelledPhrase, QualityRun, Router
 from routers.quality import parse_labelled_lines
@@ -64,25 +66,42 @@ def routers(request: PageRequest) -> HttpResponse:
 # --- create and edit ----------------------------------------------------------------------
 
 
-def _formset(request: PageRequest, initial: list[dict[str, Any]] | None) -> Any:
+def _formset(request: PageRequest, initial: list[dict[str, Any]] | None, *, bound: bool) -> Any:
     return MemberFormSet(
-        request.POST if request.method == "POST" else None,
+        request.POST if bound else None,
         initial=initial,
         prefix=FORMSET_PREFIX,
-        form_kwargs={"organization": request.membership.organization},
+        form_kwargs={"agents": organization_agents(request.membership.organization)},
     )
 
 
+def _forms(
+    request: PageRequest, router: Router | None, *, bound: bool
+) -> tuple[RouterForm, Any, list[Any]]:
+    """The router form and its intents formset (``bound`` to the POST), and the saved
+    intents. The form carries the version of what it shows (``selectors.router_version``)."""
+    members = selectors.router_members(router) if router is not None else []
+    initial = RouterForm.initial_from(router)
+    if router is not None:
+        initial["version"] = selectors.router_version(router, members)
+    data = request.POST if bound else None
+    form = RouterForm(data, organization=request.membership.organization, initial=initial)
+    # A new router's page starts with one empty intent row; a saved one's, with its own.
+    rows = member_initial(members) if router is not None else (None if bound else [{}])
+    return form, _formset(request, rows, bound=bound), members
+
+
 def _edit_context(
-    request: PageRequest, router: Router | None, form: RouterForm, formset: Any
+    request: PageRequest, router: Router | None, form: RouterForm, formset: Any, members: Any
 ) -> dict[str, Any]:
     can_edit = editable(request.membership, "admin", form, *formset.forms)
-    intents = selectors.router_intent_names(router) if router else []
+    intents = [m.intent_name for m in members]
     return {
         "router": router,
         "form": form,
         "formset": formset,
         "can_edit": can_edit,
+        "can_label": can_edit,  # a labelled phrase trains the router: the admin's
         "test_form": RouterTestForm(),
         "intent_choices": intent_choices(intents),
         # The suggested phrases (routers.views.suggestions answers their buttons).
@@ -108,15 +127,7 @@ def router_edit(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
 def _router_form_page(request: PageRequest, router: Router | None) -> HttpResponse:
     """The router form, new (``router`` None) or saved; a valid POST goes to one service."""
     organization = request.membership.organization
-    form = RouterForm(
-        request.POST or None, organization=organization, initial=RouterForm.initial_from(router)
-    )
-    initial: list[dict[str, Any]] | None
-    if router is not None:
-        initial = member_initial(selectors.router_members(router))
-    else:
-        initial = None if request.method == "POST" else [{}]
-    formset = _formset(request, initial)
+    form, formset, members = _forms(request, router, bound=request.method == "POST")
     if request.method == "POST" and form.is_valid() and formset.is_valid():
         fields = _router_fields(form, formset)
         try:
@@ -126,7 +137,12 @@ def _router_form_page(request: PageRequest, router: Router | None) -> HttpRespon
                 )
                 done = _("Roteador criado. Teste algumas frases ao lado.")
             else:
-                saved = services.router_save(router=router, actor=request.user, **fields)
+                saved = services.router_save(
+                    router=router,
+                    actor=request.user,
+                    shown_version=form.cleaned_data["version"],
+                    **fields,
+                )
                 done = _("Roteador salvo. A próxima mensagem já usa esta versão.")
         except RouterError as exc:
             field = exc.field if exc.field in form.fields else None
@@ -134,9 +150,8 @@ def _router_form_page(request: PageRequest, router: Router | None) -> HttpRespon
         else:
             messages.success(request, done)
             return redirect("routers:router_edit", router_id=saved.pk)
-    return render(
-        request, "routers/router_form.html", _edit_context(request, router, form, formset)
-    )
+    context = _edit_context(request, router, form, formset, members)
+    return render(request, "routers/router_form.html", context)
 
 
 def _router_fields(form: RouterForm, formset: Any) -> dict[str, Any]:
@@ -167,7 +182,11 @@ def router_test(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
     """The "Testar classificação" panel: which intent, how sure, which agent, which stage."""
     router = _router(request, router_id)
     form = RouterTestForm(request.POST)
-    context: dict[str, Any] = {"router": router, "test_form": form}
+    context: dict[str, Any] = {
+        "router": router,
+        "test_form": form,
+        "can_label": request.membership.has_role("admin"),
+    }
     if form.is_valid():
         message = form.cleaned_data["message"]
         context["result"] = services.router_classify_test(
@@ -177,13 +196,8 @@ def router_test(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
         context["intent_choices"] = intent_choices(selectors.router_intent_names(router))
     if request.htmx:
         return render(request, "routers/router_form.html#test_panel", context)
-    organization = request.membership.organization
-    page = _edit_context(
-        request,
-        router,
-        RouterForm(organization=organization, initial=RouterForm.initial_from(router)),
-        _formset(request, member_initial(selectors.router_members(router))),
-    )
+    # The whole page, its forms as saved (this POST is the test's, not theirs).
+    page = _edit_context(request, router, *_forms(request, router, bound=False))
     return render(request, "routers/router_form.html", {**page, **context})
 
 
@@ -232,6 +246,7 @@ def _quality_context(request: PageRequest, router: Router, **extra: Any) -> dict
     names = selectors.router_intent_names(router)
     context: dict[str, Any] = {
         **_run_context(request, router, selectors.latest_quality_run(router)),
+        "can_label": request.membership.has_role("admin"),
         "phrases": selectors.labelled_phrases(router),
         "phrase_form": LabelledPhraseForm(intent_names=names),
         "paste_form": LabelledPasteForm(),
@@ -247,7 +262,7 @@ def router_quality(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
     return render(request, "routers/quality.html", _quality_context(request, router))
 
 
-@role_required("manager")
+@role_required("admin")
 @require_POST
 def router_phrase_add(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
     """One labelled phrase (the test panel's "esta frase deveria ser…")."""
@@ -263,17 +278,18 @@ def router_phrase_add(request: PageRequest, router_id: uuid.UUID) -> HttpRespons
         except RouterError as exc:
             form.add_error(None, exc.message)
     saved = form.is_valid() and not form.errors
+    why = "" if saved else form_errors_text(form)
     if request.htmx:
-        context = {"router": router, "saved": saved, "label_form": form}
+        context = {"router": router, "saved": saved, "label_form": form, "why": why}
         return render(request, "routers/router_form.html#label_saved", context)
     if saved:
         messages.success(request, _("Frase rotulada guardada."))
     else:
-        messages.error(request, _("Não foi possível guardar a frase."))
+        messages.error(request, f"{_('Não foi possível guardar a frase.')} {why}".strip())
     return redirect("routers:router_quality", router_id=router.pk)
 
 
-@role_required("manager")
+@role_required("admin")
 @require_POST
 def router_phrases_paste(request: PageRequest, router_id: uuid.UUID) -> HttpResponse:
     router = _router(request, router_id)
@@ -298,7 +314,7 @@ def router_phrases_paste(request: PageRequest, router_id: uuid.UUID) -> HttpResp
     return render(request, "routers/quality.html", context, status=422)
 
 
-@role_required("manager")
+@role_required("admin")
 @require_POST
 def router_phrase_delete(
     request: PageRequest, router_id: uuid.UUID, phrase_id: uuid.UUID

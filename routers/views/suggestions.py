@@ -11,7 +11,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -22,7 +21,7 @@ from accounts.pages import PageRequest, act_and_tell
 from routers import selectors, services
 from routers.errors import RouterError
 from routers.forms import intent_choices
-from routers.models import Router, RouterSuggestion, SuggestionStatus
+from routers.models import Router, RouterSuggestion
 
 
 def suggestions_context(router: Router, *, can_edit: bool) -> dict[str, Any]:
@@ -38,13 +37,11 @@ def suggestions_context(router: Router, *, can_edit: bool) -> dict[str, Any]:
 
 
 def _suggestion(request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID) -> Any:
+    """The router and one of its suggestions, decided or not: a second click on a decided
+    one is told so by the service (and sees the list as it is), not a 404 page."""
     router = access(Router.objects.all(), request.membership, for_write_role="admin", pk=router_id)
     suggestion = access(
-        RouterSuggestion.objects.all(),
-        request.membership,
-        pk=suggestion_id,
-        router=router,
-        status=SuggestionStatus.PENDING,
+        RouterSuggestion.objects.all(), request.membership, pk=suggestion_id, router=router
     )
     return router, suggestion
 
@@ -79,6 +76,11 @@ def suggestion_reject(
     request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID
 ) -> HttpResponse:
     router, suggestion = _suggestion(request, router_id, suggestion_id)
-    services.suggestion_reject(suggestion=suggestion, actor=request.user)
-    messages.success(request, _("Sugestão recusada: ela não será sugerida de novo."))
+    act_and_tell(
+        request,
+        services.suggestion_reject,
+        done=_("Sugestão recusada: ela não será sugerida de novo."),
+        refused=RouterError,
+        suggestion=suggestion,
+    )
     return _answer(request, router)

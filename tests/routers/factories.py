@@ -123,3 +123,48 @@ class ClassifierScript:
                 return OfflineModel(recorder=recorder).complete(request)
 
         return _Client()
+
+
+# --- the router pages' POST bodies and query counts ------------------------------------
+
+
+def formset_data(rows: list[dict[str, Any]], *, initial: int = 0) -> dict[str, str]:
+    """The intents formset of the router page (prefix ``members``) as POST data."""
+    data = {
+        "members-TOTAL_FORMS": str(len(rows)),
+        "members-INITIAL_FORMS": str(initial),
+        "members-MIN_NUM_FORMS": "0",
+        "members-MAX_NUM_FORMS": "1000",
+    }
+    for i, row in enumerate(rows):
+        for key, value in row.items():
+            data[f"members-{i}-{key}"] = value
+    return data
+
+
+def router_data(world: Any, **overrides: Any) -> dict[str, str]:
+    """The router page's own fields as POST data (org A's channel, no fallback)."""
+    data = {
+        "name": "Atendimento",
+        "channel": str(world.channel_a.pk),
+        "fallback_agent": "",
+        "is_active": "on",
+        "sticky": "on",
+        "min_confidence": "0.6",
+        "local_accept_threshold": "0.85",
+        "classifier_model": "claude-haiku-4-5",
+    }
+    data.update(overrides)
+    return data
+
+
+def data_queries(ctx: Any) -> list[str]:
+    """The SQL that reads or writes data: savepoints and PostgreSQL's row-level-security
+    context (set_config/current_setting) aside, so the count is the same on both engines."""
+    return [
+        q["sql"]
+        for q in ctx.captured_queries
+        if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
+        and "set_config(" not in q["sql"]
+        and "current_setting(" not in q["sql"]
+    ]

@@ -61,6 +61,9 @@ def test_a_classifier_model_the_organization_may_not_use_is_refused(world, route
 
 
 def test_create_takes_the_organization_from_the_membership_never_the_body(world):
+    # The spec's test 2, under the API's rule that an unknown field is refused: a body
+    # naming an organization is a 422 that names the field and creates nothing anywhere;
+    # the same body without it creates the router in the caller's organization.
     body = {
         "name": "Atendimento",
         "channel_id": str(world.channel_a.pk),
@@ -68,7 +71,14 @@ def test_create_takes_the_organization_from_the_membership_never_the_body(world)
         "organization_id": str(world.org_b.pk),
         "config": {"min_confidence": 0.7},
     }
-    response = post(world.client_for(world.admin), BASE, body)
+    client = world.client_for(world.admin)
+    refused = post(client, BASE, body)
+    assert refused.status_code == 422, refused.json()
+    assert refused.json()["error"]["fields"] == {"organization_id": ["Campo desconhecido."]}
+    assert not Router.objects.exists()
+
+    del body["organization_id"]
+    response = post(client, BASE, body)
     assert response.status_code == 201, response.json()
     router = Router.objects.get(pk=response.json()["data"]["id"])
     assert router.organization_id == world.org_a.pk
@@ -81,6 +91,63 @@ def test_create_takes_the_organization_from_the_membership_never_the_body(world)
         world.admin.pk,
         str(router.pk),
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "body", "field"),
+    [
+        ("", "patch", {"active": False}, "active"),
+        ("", "patch", {"config": {"min_confidance": 0.2}}, "config"),
+        ("", "patch", {"name": "X", "organization_id": "B"}, "organization_id"),
+        (
+            "/members",
+            "put",
+            {
+                "members": [
+                    {
+                        "agent_id": "AGENT",
+                        "intent_name": "vendas",
+                        "intent_description": "Compras.",
+                        "exemples": ["quanto custa?"],
+                    }
+                ]
+            },
+            "members",
+        ),
+        (
+            "/labelled-phrases",
+            "put",
+            {"phrases": [{"text": "oi", "intent_name": "none", "intent": "vendas"}]},
+            "phrases",
+        ),
+        ("/test", "post", {"message": "oi", "organization_id": "B"}, "organization_id"),
+    ],
+    ids=[
+        "typo_in_body",
+        "typo_in_config",
+        "organization_id",
+        "typo_in_member",
+        "typo_in_phrase",
+        "test_with_organization_id",
+    ],
+)
+def test_a_field_the_api_does_not_know_is_refused_and_changes_nothing(
+    world, router, path, method, body, field
+):
+    text = json.dumps(body).replace('"AGENT"', f'"{world.agent_a.pk}"')
+    text = text.replace('"B"', f'"{world.org_b.pk}"')
+    before = (Router.objects.values().get(pk=router.pk), list(RouterMember.objects.values()))
+    response = getattr(world.client_for(world.admin), method)(
+        f"{BASE}/{router.pk}{path}", data=text, content_type="application/json"
+    )
+    assert response.status_code == 422, response.json()
+    error = response.json()["error"]
+    assert error["code"] == "validation_error" and field in error["fields"]
+    assert "Campo desconhecido." in json.dumps(error, ensure_ascii=False)
+    after = (Router.objects.values().get(pk=router.pk), list(RouterMember.objects.values()))
+    assert after == before
+    assert not LabelledPhrase.objects.exists()
+    assert not AuditLog.objects.exists()
 
 
 def test_create_with_an_empty_name_is_422_in_the_error_envelope(world):
@@ -282,7 +349,7 @@ def test_members_put_rejects_invalid_lists_and_keeps_the_old_one(world, router, 
 def test_labelled_set_replace_and_quality_run_through_the_api(
     world, router, django_capture_on_commit_callbacks
 ):
-    client = world.client_for(world.manager)
+    admin, client = world.client_for(world.admin), world.client_for(world.manager)
     phrases = {
         "phrases": [
             {"text": "quanto custa?", "intent_name": "vendas"},
@@ -291,7 +358,7 @@ def test_labelled_set_replace_and_quality_run_through_the_api(
             {"text": "bom dia", "intent_name": "none"},
         ]
     }
-    response = post(client, f"{BASE}/{router.pk}/labelled-phrases", phrases, "put")
+    response = post(admin, f"{BASE}/{router.pk}/labelled-phrases", phrases, "put")
     assert response.status_code == 200 and response.json()["data"] == {"count": 4}
     assert LabelledPhrase.objects.filter(router=router).count() == 4
 
@@ -311,7 +378,7 @@ def test_labelled_set_replace_and_quality_run_through_the_api(
 def test_labelled_set_with_an_unknown_intent_is_422(world, router):
     body = {"phrases": [{"text": "oi", "intent_name": "financeiro"}]}
     response = post(
-        world.client_for(world.manager), f"{BASE}/{router.pk}/labelled-phrases", body, "put"
+        world.client_for(world.admin), f"{BASE}/{router.pk}/labelled-phrases", body, "put"
     )
     assert response.status_code == 422
     assert not LabelledPhrase.objects.exists()

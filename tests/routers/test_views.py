@@ -14,7 +14,14 @@ from accounts.models import AuditLog
 from routers.models import LabelledPhrase, QualityRun, Router, RouterDecision, RouterMember
 from tests import factories
 from tests.pages import external_assets
-from tests.routers.factories import SUPORTE, VENDAS, make_router
+from tests.routers.factories import (
+    SUPORTE,
+    VENDAS,
+    data_queries,
+    formset_data,
+    make_router,
+    router_data,
+)
 
 
 @pytest.fixture
@@ -25,34 +32,6 @@ def vendas(world):
 @pytest.fixture
 def router(world, vendas):
     return make_router(world.channel_a, [(vendas, VENDAS), (world.agent_a, SUPORTE)])
-
-
-def formset_data(rows, *, initial=0):
-    data = {
-        "members-TOTAL_FORMS": str(len(rows)),
-        "members-INITIAL_FORMS": str(initial),
-        "members-MIN_NUM_FORMS": "0",
-        "members-MAX_NUM_FORMS": "1000",
-    }
-    for i, row in enumerate(rows):
-        for key, value in row.items():
-            data[f"members-{i}-{key}"] = value
-    return data
-
-
-def router_data(world, **overrides):
-    data = {
-        "name": "Atendimento",
-        "channel": str(world.channel_a.pk),
-        "fallback_agent": "",
-        "is_active": "on",
-        "sticky": "on",
-        "min_confidence": "0.6",
-        "local_accept_threshold": "0.85",
-        "classifier_model": "claude-haiku-4-5",
-    }
-    data.update(overrides)
-    return data
 
 
 # --- list -------------------------------------------------------------------------------
@@ -66,18 +45,6 @@ def test_empty_list_teaches_what_a_router_is(world):
         "Um roteador entende o que o cliente quer e entrega a conversa para o agente certo" in page
     )
     assert "Criar o primeiro roteador" in page
-
-
-def data_queries(ctx) -> list[str]:
-    """The SQL that reads or writes data: savepoints and PostgreSQL's row-level-security
-    context (set_config/current_setting) aside, so the count is the same on both engines."""
-    return [
-        q["sql"]
-        for q in ctx.captured_queries
-        if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))
-        and "set_config(" not in q["sql"]
-        and "current_setting(" not in q["sql"]
-    ]
 
 
 def test_list_shows_routers_with_intent_count(world, router):
@@ -250,7 +217,7 @@ def test_test_panel_shows_intent_confidence_agent_and_stage(world, router):
 
 
 def test_test_panel_guards_a_phrase_as_labelled(world, router):
-    response = world.client_for(world.manager).post(
+    response = world.client_for(world.admin).post(
         f"/roteadores/{router.pk}/qualidade/frases/",
         {"text": "o sistema caiu", "intent_name": "suporte"},
         HTTP_HX_REQUEST="true",
@@ -324,7 +291,7 @@ def test_decisions_page_says_which_change_of_subject_cue_decided(world, router, 
 
 
 def test_paste_adds_labelled_phrases_and_reports_bad_lines(world, router):
-    client = world.client_for(world.manager)
+    client = world.client_for(world.admin)
     response = client.post(
         f"/roteadores/{router.pk}/qualidade/colar/",
         {"lines": "quanto custa?;vendas\nmeu sistema caiu;suporte\nbom dia;none"},
@@ -340,14 +307,15 @@ def test_paste_adds_labelled_phrases_and_reports_bad_lines(world, router):
 def test_quality_run_shows_accuracy_confusion_errors_and_a_suggestion(
     world, router, django_capture_on_commit_callbacks
 ):
-    client = world.client_for(world.manager)
-    client.post(
+    # An admin labels the phrases; a manager measures the router with them.
+    world.client_for(world.admin).post(
         f"/roteadores/{router.pk}/qualidade/colar/",
         {
             "lines": "quanto custa?;vendas\nqual o preço do plano anual;vendas\n"
             "meu sistema não abre;suporte\nquero comprar;suporte\nbom dia;none"
         },
     )
+    client = world.client_for(world.manager)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(f"/roteadores/{router.pk}/qualidade/rodar/")
     assert response.status_code == 302

@@ -249,9 +249,9 @@ ROUTES: dict[str, Rule] = {
     "routers:router_test": Rule({"POST": MG}),
     "routers:router_decisions": Rule({"GET": MG}),
     "routers:router_quality": Rule({"GET": MG}),
-    "routers:router_phrase_add": Rule({"POST": MG}),
-    "routers:router_phrases_paste": Rule({"POST": MG}),
-    "routers:router_phrase_delete": Rule({"POST": MG}),
+    "routers:router_phrase_add": Rule({"POST": AD}),  # labelled phrases train the router (§10.5)
+    "routers:router_phrases_paste": Rule({"POST": AD}),  # labelled phrases train the router (§10.5)
+    "routers:router_phrase_delete": Rule({"POST": AD}),  # labelled phrases train the router (§10.5)
     "routers:router_quality_run": Rule({"POST": MG}),
     "routers:router_quality_progress": Rule({"GET": MG}),
     "routers:router_apply_suggestion": Rule({"POST": AD}),
@@ -268,7 +268,7 @@ ROUTES: dict[str, Rule] = {
     ),
     "routers_api:members": Rule({"PUT": AD}, body=_router_members, names_objects_in_body=True),
     "routers_api:test": Rule({"POST": MG}),
-    "routers_api:labelled_phrases": Rule({"GET": AG, "PUT": MG}),
+    "routers_api:labelled_phrases": Rule({"GET": AG, "PUT": AD}),  # they train it (§10.5)
     "routers_api:quality_runs": Rule({"POST": MG}),
     "routers_api:quality_run": Rule({"GET": AG}),
     # cases pages and API (human-cases §9: viewer reads, agent answers, admin notifications)
