@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -102,7 +103,9 @@ class _StrictInput(serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         unknown = set(self.initial_data) - set(self.fields)
         if unknown:
-            raise serializers.ValidationError({k: ["Campo desconhecido."] for k in sorted(unknown)})
+            raise serializers.ValidationError(
+                {k: [_("Campo desconhecido.")] for k in sorted(unknown)}
+            )
         return attrs
 
 
