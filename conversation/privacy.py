@@ -10,8 +10,9 @@ contact's demo invoice go. Rows stay — messages, turns, handoffs, conversation
 on the pages and the cost ledger stay right; audit rows stay, and they hold ids only. The
 contact's conversations are closed and their pending follow-ups cancelled, the contact is
 marked opted out, and outbound messages still waiting are refused, so nothing erased is
-ever sent. Apps above ``conversation`` (cases: their titles, summaries and events) erase
-their own rows through ``hooks.register_contact_eraser``.
+ever sent. Apps above ``conversation`` (cases: their titles, summaries and events; routers:
+the suggestions taken from the contact's conversations) erase their own rows through
+``hooks.register_contact_eraser``.
 
 Retention (``retention_apply``, beat ``conversation.apply_retention``): an organization
 with ``message_retention_days`` = N gets the text and media of its messages older than N
