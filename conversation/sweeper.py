@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Min
 from django.utils import timezone
 
 from accounts import rls
@@ -81,21 +82,31 @@ def _redrive_stranded_lines(organization_id: uuid.UUID, now: datetime) -> int:
     """The organization's conversations with a customer line no turn took. (Filtered by
     organization too: SQLite has no walls, only the ORM's scoping.)"""
     late = timedelta(seconds=settings.TURN_BURST_WINDOW_S + settings.TURN_SWEEP_GRACE_S)
-    rows = (
-        Message.objects.filter(
-            organization_id=organization_id,
-            direction=Direction.INBOUND,
-            turn__isnull=True,
-            created_at__lte=now - late,
-            created_at__gte=now - timedelta(seconds=settings.TURN_SWEEP_MAX_AGE_S),
-        )
-        .order_by("created_at")
-        .values_list("conversation_id", "pk")[:SWEEP_BATCH]
+    stranded = Message.objects.filter(
+        organization_id=organization_id,
+        direction=Direction.INBOUND,
+        turn__isnull=True,
+        created_at__lte=now - late,
+        created_at__gte=now - timedelta(seconds=settings.TURN_SWEEP_MAX_AGE_S),
     )
-    oldest: dict[object, str] = {}
-    for conversation_id, pk in rows:
-        oldest.setdefault(conversation_id, str(pk))
-    for message_id in oldest.values():
+    # The batch counts conversations, not lines: a backlog of lines in one conversation (a
+    # flood, a bot) must not fill it and leave every other customer waiting behind it. Two
+    # queries: each conversation's first stranded time, then the lines written at those times.
+    firsts = dict(
+        stranded.values("conversation_id")
+        .annotate(since=Min("created_at"))
+        .order_by("since")
+        .values_list("conversation_id", "since")[:SWEEP_BATCH]
+    )
+    lines = stranded.filter(conversation_id__in=firsts, created_at__in=set(firsts.values()))
+    first_line: dict[object, str] = {}
+    for conversation_id, created_at, pk in lines.order_by("created_at", "pk").values_list(
+        "conversation_id", "created_at", "pk"
+    ):
+        if created_at == firsts[conversation_id]:
+            first_line.setdefault(conversation_id, str(pk))
+    oldest = [first_line[c] for c in firsts if c in first_line]
+    for message_id in oldest:
         enqueue(INBOUND_TASK, message_id)
     return len(oldest)
 

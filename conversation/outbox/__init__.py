@@ -9,7 +9,11 @@ Nothing is lost and nothing goes out twice or out of order (DESIGN §5, issue 10
   a redelivered or duplicated task finds nothing to do.
 - **Backoff over hours** (``policy``): retryable failures back off exponentially with
   jitter up to ``OUTBOX_RETRY_HORIZON_S``; then the message is ``failed`` with the reason
-  ``retry_horizon``. Permanent refusals (invalid number...) fail at once (``rejected``).
+  ``retry_horizon``. Permanent refusals (invalid number...) fail at once (``rejected``);
+  refusals of the channel itself (its credentials, its API URL) count as the provider down.
+- **Sent once even when the answer is lost**: a retry whose earlier attempt's echo came
+  back (WAHA ``fromMe``) takes the echo's id instead of being sent again; an outcome the
+  database could not record at once is recorded when it answers, never re-sent.
 - **A circuit breaker per channel** (``breaker``, on the ``ChannelSession`` row): after
   ``OUTBOX_BREAKER_THRESHOLD`` consecutive provider failures nothing is attempted on the
   channel for a cool-down; then one probe; its success resumes every chain of the channel.

@@ -8,7 +8,8 @@ two steps, with no transaction open and no row locked: the claim is a conditiona
 The chain is the conversation's outbound messages that are queued or sending, plus those
 that ended ``failed`` at the retry horizon and are young enough to be re-sent
 automatically, in ``queued_at`` order. Only its head is ever attempted: later messages
-wait behind it, spending no attempts.
+wait behind it, spending no attempts. A head tried before is first looked for among the
+echoes of what the number sent (``_adopt_echo``): its answer may have been lost.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ log = logging.getLogger(__name__)
 IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
 # The error code of an AI reply withheld because a person took the conversation over.
 HUMAN_OWNS = "human_owns"
+# Refusals about the channel, not the message (its credentials, its API URL): nothing of
+# the channel can go out until an admin fixes it, so they count as the provider being down —
+# the breaker holds the channel, the message waits (up to its horizon) and goes out after.
+CHANNEL_REFUSALS = frozenset({"auth_failed", "invalid_config"})
 # A scheduled retry this close is due: a task woken a little early (clocks of two hosts
 # disagree) attempts now instead of leaving the chain to the sweeper.
 EARLY = timedelta(seconds=1)
@@ -82,6 +87,13 @@ class Stop:
 @dataclass(frozen=True)
 class Expired:
     """The head gave up at its horizon while the breaker held it; the chain moves on."""
+
+    message_id: str
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """An earlier attempt of the head reached the provider (its echo came back): it is sent."""
 
     message_id: str
 
@@ -139,7 +151,9 @@ def has_pending(conversation_id: str, now: datetime, policy: OutboxPolicy) -> bo
     return _ANY_PENDING.first(conversation_id, now - policy.resend_max_age) is not None
 
 
-def claim_head(conversation_id: str, now: datetime, policy: OutboxPolicy) -> Claim | Stop | Expired:
+def claim_head(
+    conversation_id: str, now: datetime, policy: OutboxPolicy
+) -> Claim | Stop | Expired | Adopted:
     """Claim the head of the chain for one delivery attempt, or say why not.
 
     Queries: the head (with its conversation, contact and channel) and the claim UPDATE;
@@ -151,6 +165,8 @@ def claim_head(conversation_id: str, now: datetime, policy: OutboxPolicy) -> Cla
     stop = _not_due(head, now)
     if stop is not None:
         return stop
+    if head.attempts and _adopt_echo(head, now):
+        return Adopted(str(head.pk))
     if _withheld(head, now):
         return Expired(str(head.pk))
     probe = False
@@ -177,6 +193,52 @@ def _withheld(head: Message, now: datetime) -> bool:
         status=MessageStatus.REFUSED, error_code=HUMAN_OWNS, next_attempt_at=None
     )
     log.info("outbound AI reply withheld: a person owns the conversation", extra=_ids(head))
+    return True
+
+
+def _adopt_echo(head: Message, now: datetime) -> bool:
+    """An earlier attempt of ``head`` may have reached the provider with its answer lost (a
+    timeout, a dropped connection, a worker killed mid-send, a database blink before the
+    record). WAHA echoes whatever the number sends (``fromMe``), and the webhook stores the
+    echo as a line typed on the business phone: an echo of the same text, written since the
+    message was queued, is proof it went out. The message takes the echo's id and status and
+    the echo's row goes (as in ``record_sent``), instead of the customer getting it twice.
+    One query, on retries only."""
+    if not head.body.strip():
+        return False
+    echo = (
+        Message.objects.filter(
+            conversation_id=head.conversation_id,
+            direction=Direction.OUTBOUND,
+            sender_kind=SenderKind.HUMAN,
+            sent_by__isnull=True,
+            kind=head.kind,
+            body=head.body,
+            created_at__gte=head.queued_at or head.created_at,
+        )
+        .exclude(pk=head.pk)
+        .exclude(provider_message_id="")
+        .order_by("created_at")
+        .first()
+    )
+    if echo is None:
+        return False
+    with transaction.atomic():
+        Message.objects.filter(pk=echo.pk).delete()  # frees the provider id for ours
+        adopted = Message.objects.filter(
+            pk=head.pk, status=head.status, attempts=head.attempts
+        ).update(
+            status=echo.status,
+            provider_message_id=echo.provider_message_id,
+            sent_at=echo.sent_at or now,
+            error_code=echo.error_code,
+            failure_reason=echo.failure_reason,
+            next_attempt_at=None,
+        )
+        if not adopted:  # another run moved the head meanwhile: leave both rows as they were
+            transaction.set_rollback(True)
+            return False
+    log.warning("outbound answer was lost but its echo came back: not sent again", extra=_ids(head))
     return True
 
 
@@ -274,15 +336,23 @@ def record_sent(claim: Claim, result: SendResult, now: datetime, policy: OutboxP
         # business phone: it is this message. The echo's row goes; ours keeps the id, so its
         # delivery receipts find it and the history holds the reply once, as the AI's.
         log.info("outbound echo stored first: merged into the send", extra=_ids(message))
-        with transaction.atomic():
-            Message.objects.filter(
-                channel_id=message.channel_id,
-                provider_message_id=result.provider_message_id,
-                direction=Direction.OUTBOUND,
-                sender_kind=SenderKind.HUMAN,
-                sent_by__isnull=True,
-            ).exclude(pk=message.pk).delete()
-            updated = _claimed(claim).update(**changes)
+        try:
+            with transaction.atomic():
+                Message.objects.filter(
+                    channel_id=message.channel_id,
+                    provider_message_id=result.provider_message_id,
+                    direction=Direction.OUTBOUND,
+                    sender_kind=SenderKind.HUMAN,
+                    sent_by__isnull=True,
+                ).exclude(pk=message.pk).delete()
+                updated = _claimed(claim).update(**changes)
+        except IntegrityError:
+            # Another of our messages holds the id (an echo adopted by the wrong send, by
+            # its text). The provider took this one: it is sent, under no id, rather than
+            # left ``sending`` and sent again each time its lease lapses.
+            log.warning("outbound sent under an id another message holds", extra=_ids(message))
+            with transaction.atomic():
+                updated = _claimed(claim).update(**{**changes, "provider_message_id": ""})
     if not updated:
         log.warning("outbound claim lost while sending (lease lapsed)", extra=_ids(message))
         return Recorded("stale")
@@ -294,11 +364,12 @@ def record_sent(claim: Claim, result: SendResult, now: datetime, policy: OutboxP
 
 
 def record_failure(claim: Claim, error: SendError, now: datetime, policy: OutboxPolicy) -> Recorded:
-    """The provider did not take it: back off (retryable), or fail it for good."""
+    """The provider did not take it: back off (retryable, or the channel refused), or fail
+    it for good."""
     message = claim.message
     ours = _claimed(claim)
     code = error.code[:64]
-    if not error.retryable:
+    if not error.retryable and error.code not in CHANNEL_REFUSALS:
         # The provider answered (invalid number, auth...): the channel is up, the message is not.
         ours.update(**_failed(DeliveryFailure.REJECTED, code))
         log.error("outbound rejected by the provider", extra={**_ids(message), "code": code})

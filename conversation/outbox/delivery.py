@@ -13,9 +13,12 @@ final look at an empty chain. A channel recovering from failures adds the breake
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from datetime import datetime
+from typing import Any
 
+from django.db import InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from accounts import rls
@@ -78,11 +81,11 @@ def deliver_conversation_outbox(conversation_id: str) -> dict[str, int]:
         if isinstance(step, chain.Expired):
             counts["failed"] += 1
             continue
+        if isinstance(step, chain.Adopted):
+            counts["sent"] += 1
+            continue
         outcome = _send(step.message, policy)
-        with rls.tenant_context(organization_id):
-            now = timezone.now()
-            recorded = _record(step, outcome, now, policy)
-            more = recorded.counter != "sent" or chain.has_pending(conversation_id, now, policy)
+        recorded, more = _record_outcome(organization_id, conversation_id, step, outcome, policy)
         counts[recorded.counter] += 1
         for other in recorded.wake:
             if other != conversation_id:
@@ -102,6 +105,14 @@ def _send(message: Message, policy: OutboxPolicy) -> SendResult | SendError:
     conversation = message.conversation
     adapter = get_adapter(message.channel.provider)
     config = channel_config(message.channel)
+    try:
+        content = _uploaded(message)
+    except FileNotFoundError:
+        # The file staff uploaded is not in this worker's storage (a local MEDIA_ROOT on
+        # another host, a bucket rule that removed it): retrying will not bring it back, and
+        # the chain behind it must not wait hours for it. Staff see why and can send it again.
+        log.error("outbound file not in storage", extra={"message_id": str(message.pk)})
+        return SendError("uploaded file not found", retryable=False, code="media_unavailable")
     try:
         with provider_timeout(policy.provider_timeout_s):
             if message.template_name:
@@ -123,7 +134,7 @@ def _send(message: Message, policy: OutboxPolicy) -> SendResult | SendError:
                         caption=message.body,
                         filename=message.media_filename,
                         mime_type=message.media_mime,
-                        content=_uploaded(message),
+                        content=content,
                     ),
                     last_inbound_at=conversation.customer_wrote_at,
                     now=timezone.now(),
@@ -169,6 +180,40 @@ def template_call(message: Message) -> tuple[str, list[str]]:
     entry = next((e for e in named if e.get("purpose")), named[0] if named else {})
     language = str(entry.get("language") or "").strip() or DEFAULT_TEMPLATE_LANGUAGE
     return language, [message.body] if message.body else []
+
+
+# A database error while recording what the provider said is retried after these pauses
+# (well inside the delivery lease): the outcome exists only in this run's memory, and a
+# send left ``sending`` is sent again once its lease lapses.
+RECORD_RETRY_S = (0.2, 1.0, 3.0)
+
+
+def _record_outcome(
+    organization_id: Any,
+    conversation_id: str,
+    claim: chain.Claim,
+    outcome: SendResult | SendError,
+    policy: OutboxPolicy,
+) -> tuple[chain.Recorded, bool]:
+    """Record the provider's answer under the claim (and whether the chain has more)."""
+    for pause in (*RECORD_RETRY_S, None):
+        try:
+            with rls.tenant_context(organization_id):
+                now = timezone.now()
+                recorded = _record(claim, outcome, now, policy)
+                more = recorded.counter != "sent" or chain.has_pending(conversation_id, now, policy)
+            return recorded, more
+        except (OperationalError, InterfaceError):
+            if pause is None:
+                raise
+            log.warning(
+                "outbound outcome not recorded: database error, trying again",
+                extra={"message_id": str(claim.message.pk), "conversation_id": conversation_id},
+            )
+            if not connection.in_atomic_block:
+                connection.close_if_unusable_or_obsolete()  # reconnect on the next query
+            time.sleep(pause)
+    raise AssertionError("unreachable")
 
 
 def _record(

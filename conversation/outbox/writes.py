@@ -30,6 +30,7 @@ from .policy import OutboxPolicy, moves_forward, statuses_before
 log = logging.getLogger(__name__)
 
 TASK = "conversation.deliver_outbox"
+IN_CHAIN = (MessageStatus.QUEUED, MessageStatus.SENDING)
 
 _position_lock = threading.Lock()
 _last_position = datetime.min.replace(tzinfo=UTC)
@@ -117,6 +118,10 @@ def message_resend(*, message: Message, actor: Any) -> bool:
             next_attempt_at=None,
             failure_reason="",
             error_code="",
+            # The old send's id goes: its late receipts (a redelivered "failed", a
+            # "delivered" after all) are about that send, not the one now in the chain.
+            provider_message_id="",
+            sent_at=None,
         )
         if not requeued:
             return False
@@ -148,7 +153,9 @@ def outbound_status_update(
     The one implementation for every provider (``inbound.webhook_receive`` calls it). One
     conditional UPDATE: two callbacks of one message racing in two webhooks cannot both
     read "sent" and let the older status win."""
-    movable = statuses_before(status)
+    # Never a row still in the chain (``queued``/``sending``): the provider has not taken it
+    # yet, so a receipt naming its id is about an earlier send of it.
+    movable = [s for s in statuses_before(status) if s not in IN_CHAIN]
     if not movable or not provider_message_id:
         return False
     changes: dict[str, Any] = {"status": status}

@@ -1,5 +1,6 @@
-"""The guards a turn passes before any agent speaks: opt-out (and back in), a human owns
-the conversation, the agent's handoff keywords.
+"""The guards a turn passes before any agent speaks: a reaction asks nothing, a member
+answers a case from a staff number, opt-out (and back in), a human owns the conversation,
+the agent's handoff keywords.
 
 Each guard returns the turn's outcome when it ends the turn, None to let it go on, and
 records its code under ``trace["guard"]``. Opt-out and "a human owns it" run in the claim's
@@ -10,8 +11,10 @@ decide step, after routing, so its handoff is an effect the finish applies
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
+from cases import staff_replies as case_staff
 from conversation.agents import AgentConfig
 from conversation.handoff import handoff_touch, perform_human_handoff
 from conversation.hooks import cancel_pending_for_conversation
@@ -19,6 +22,8 @@ from conversation.models import HandoffReason, SenderKind, TurnOutcome
 from conversation.text import contains_keyword, normalize
 
 from .context import Reply, TurnContext
+
+log = logging.getLogger(__name__)
 
 OPT_OUT_KEYWORDS = ("parar", "sair", "stop", "descadastrar")
 OPT_IN_KEYWORDS = ("voltar",)
@@ -42,6 +47,19 @@ def reaction_only_guard(ctx: TurnContext) -> str | None:
     if not ctx.batch or any(line.kind not in NO_ASK_KINDS for line in ctx.batch):
         return None
     ctx.trace["guard"] = "reaction_only"
+    return TurnOutcome.NO_REPLY
+
+
+def staff_case_answer_guard(ctx: TurnContext) -> str | None:
+    """A member's staff number answering a case from WhatsApp (human-cases §9): the case
+    service acts, the member gets a confirmation, and no AI turn runs."""
+    reply = case_staff.staff_whatsapp_answer(
+        conversation=ctx.conversation, text=ctx.customer_text()
+    )
+    if reply is None:
+        return None
+    send_system(ctx, reply)
+    ctx.trace["guard"] = "staff_case_answer"
     return TurnOutcome.NO_REPLY
 
 
@@ -117,3 +135,23 @@ def _opt_out(ctx: TurnContext, now: datetime) -> str:
     ctx.trace["followups_cancelled"] = cancel_pending_for_conversation(ctx.conversation, "opt_out")
     send_system(ctx, OPT_OUT_CONFIRMATION)
     return TurnOutcome.OPTED_OUT
+
+
+def attempts_exhausted(ctx: TurnContext) -> str:
+    """Every attempt of this turn failed before finishing (a poison message, a crashing
+    dependency): the conversation goes to the team rather than being tried again — the
+    turn's outcome (it ends ``failed``)."""
+    attempts = ctx.turn.attempts
+    log.error("turn gave up after its attempts", extra={**ctx.ids, "attempts": attempts})
+    ctx.trace["gave_up"] = {"attempts": attempts}
+    if not ctx.conversation.is_human_owned():
+        send_system(ctx, HANDOFF_NOTICE)
+        ctx.defer(
+            lambda: perform_human_handoff(
+                conversation=ctx.conversation,
+                reason_code=HandoffReason.LOW_CONFIDENCE,
+                reason="A IA não conseguiu processar esta mensagem.",
+            )
+        )
+    ctx.turn.error_code = "attempts_exhausted"
+    return TurnOutcome.HANDOFF

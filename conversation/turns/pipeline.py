@@ -5,36 +5,31 @@
     case reply: guards → the case's agent relays a person's answer (orchestrator)
     follow-up:  the case services nudge the customer or flag the case
 
-A turn is keyed by its trigger (unique trigger kind + key) and records a decision trace
-made of ids and codes — never the customer's text.
-
-No database lock is held across the network (DESIGN §5). Each turn runs in three steps:
+A turn is keyed by its trigger (unique kind + key); its trace holds ids and codes, never the
+customer's text. No database lock is held across the network (DESIGN §5). Three steps:
 
 1. **Claim** — one short transaction (``claim``): lock the conversation row
-   (``FOR NO KEY UPDATE``, never across a network call), refuse while another turn of the
-   conversation is active, insert the turn with a lease (``lease_token``,
-   ``lease_expires_at``), take its lines (the burst: ``burst``) and commit. The guards that
-   need no network (opt-out, a human owns the conversation) decide here and finish the
-   turn in the same transaction.
-2. **Decide** — no transaction open; each read is a short transaction of its own with
-   the organization's walls (``tenancy``; right behind PgBouncer too): routing (the
-   router's classifier), the runtime (its classifiers, the billing backend) and the
-   orchestrator's model calls. Nothing the turn says or does is
-   written yet: texts, the handoff and the runtime's state are effects on the context
-   (``TurnContext.defer``), so a webhook of the same conversation never waits for a running
-   turn, and an attempt that dies here leaves nothing behind. (A case the model opens
-   through the case tools is written when the tool runs: the model needs its id; a
-   re-driven turn sees it among the conversation's open cases.)
-3. **Finish** — one short transaction: the turn's outcome by a conditional UPDATE on its
+   (``FOR NO KEY UPDATE``), refuse while another turn of the conversation is active, insert
+   the turn with a lease (``lease_token``, ``lease_expires_at``), take its lines (the burst:
+   ``burst``) and commit. The guards that need no network (opt-out, a human owns the
+   conversation) decide here and finish the turn in the same transaction.
+2. **Decide** — no transaction open; each read is a short transaction of its own with the
+   organization's walls (``tenancy``): routing, the runtime and the orchestrator's model
+   calls, each of which renews the lease (``_LeaseKeeper``). Nothing the turn says or does
+   is written yet: texts, the handoff and the runtime's state are effects on the context
+   (``TurnContext.defer``), so a webhook never waits for a running turn, and an attempt that
+   dies here leaves nothing behind. (A case the model opens through the case tools is
+   written when the tool runs; a re-driven turn sees it among the open cases.)
+3. **Finish** — one short transaction: the outcome by a conditional UPDATE on the turn's
    own ``lease_token`` (``claim.finish``; a claim taken over writes nothing), then the
    effects in order (outbox rows, handoff, runtime state), the model-call ledger and the
    conversation's ``last_message_at``.
 
-Turns of one conversation never interleave (one active turn per conversation, checked by
-every claim under the row lock) and never answer twice (the unique trigger; the lease
-fence; a redelivered task ends quietly). A turn whose worker died is re-driven by the
-sweeper once its lease (longer than the turn task's hard time limit) has run out; after
-``TURN_MAX_ATTEMPTS`` the conversation goes to the team instead of being tried again.
+Turns of one conversation never interleave (one active turn per conversation, checked under
+the row lock) and never answer twice (the unique trigger; the lease fence). A turn whose
+worker died or hangs is re-driven by the sweeper one lease after its last sign of life; an
+attempt failing in its claim counts too (``_count_failed_claim``); after
+``TURN_MAX_ATTEMPTS`` the conversation goes to the team.
 """
 
 from __future__ import annotations
@@ -44,19 +39,17 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from cases import reentry as case_reentry
 from cases import services as case_services
-from cases import staff_replies as case_staff
 from conversation import model_calls
 from conversation.agents import AgentConfig, generic_agent_config
-from conversation.handoff import perform_human_handoff
+from conversation.llm.base import CallRecord
 from conversation.models import (
     Conversation,
     Direction,
-    HandoffReason,
     Message,
     TriggerKind,
     Turn,
@@ -72,13 +65,13 @@ from .burst import Burst, split_bursts
 from .claim import Claim, LeaseLost
 from .context import TurnContext, new_context
 from .guards import (
-    HANDOFF_NOTICE,
+    attempts_exhausted,
     handoff_keyword_guard,
     human_owned_guard,
     opt_out_guard,
     opted_out_guard,
     reaction_only_guard,
-    send_system,
+    staff_case_answer_guard,
 )
 from .orchestration import loop_outcome, loop_trace, run_orchestrator
 from .runtime_step import runtime_step
@@ -93,6 +86,7 @@ DUE_SLACK_S = 0.05
 def run_inbound_turn(message_id: str) -> Turn | None:
     """Answer the customer's message (and the lines typed with it). Idempotent."""
     now = timezone.now()
+    claimed: tuple[Claim, list[Message]] | Turn | None = None
     try:
         with transaction.atomic():
             claimed = _claim_inbound(message_id, now)
@@ -101,10 +95,10 @@ def run_inbound_turn(message_id: str) -> Turn | None:
             claim, batch = claimed
             ctx = new_context(claim.conversation, claim.turn, batch, trace={"batch": len(batch)})
             if claim.exhausted:
-                return _give_up(ctx, claim)
+                return _finish(ctx, claim, attempts_exhausted(ctx), status=TurnStatus.FAILED)
             guarded = (
                 reaction_only_guard(ctx)
-                or _staff_case_answer_guard(ctx)
+                or staff_case_answer_guard(ctx)
                 or opt_out_guard(ctx, ctx.customer_text(), now)
                 or human_owned_guard(ctx, now, touch_handoff=True)
             )
@@ -113,22 +107,13 @@ def run_inbound_turn(message_id: str) -> Turn | None:
     except claims.ClaimRefused as refused:
         refused.follow_up()
         return None
+    except Exception as error:
+        if isinstance(claimed, tuple):
+            _count_failed_claim(error, lambda: _claim_inbound(message_id, now))
+        raise
     # Read receipt and "digitando..." while the turn thinks: best effort, never blocks it.
     with turn_presence(claim.conversation, batch):
         return _decide_and_finish(ctx, claim, _decide_inbound)
-
-
-def _staff_case_answer_guard(ctx: TurnContext) -> str | None:
-    """A member's staff number answering a case from WhatsApp (human-cases §9): the case
-    service acts, the member gets a confirmation, and no AI turn runs."""
-    reply = case_staff.staff_whatsapp_answer(
-        conversation=ctx.conversation, text=ctx.customer_text()
-    )
-    if reply is None:
-        return None
-    send_system(ctx, reply)
-    ctx.trace["guard"] = "staff_case_answer"
-    return TurnOutcome.NO_REPLY
 
 
 def _claim_inbound(message_id: str, now: datetime) -> tuple[Claim, list[Message]] | Turn | None:
@@ -236,11 +221,10 @@ def _use_agent(ctx: TurnContext, agent: AgentConfig) -> None:
 
 
 def _run_runtime(ctx: TurnContext, agent: AgentConfig) -> bool:
-    """The deterministic dialogue layer (``runtime_step``); True when it answered.
-
-    Shadow mode and fallbacks return False: the orchestrator answers (with the runtime's
-    note only on a live fallback). A vetoed reply is not an answer either. What the
-    runtime made real (its state, its action log) is written by the finish."""
+    """The deterministic dialogue layer (``runtime_step``); True when it answered. Shadow
+    mode and fallbacks return False: the orchestrator answers (with the runtime's note only
+    on a live fallback). A vetoed reply is not an answer either. What the runtime made real
+    (its state, its action log) is written by the finish."""
     step = runtime_step(
         conversation=ctx.conversation,
         turn=ctx.turn,
@@ -291,7 +275,7 @@ def run_case_reply_turn(event_id: str) -> Turn | None:
                 )
 
             if claim.exhausted:
-                return _give_up(ctx, claim)
+                return _finish(ctx, claim, attempts_exhausted(ctx), status=TurnStatus.FAILED)
             guarded = opted_out_guard(ctx) or human_owned_guard(ctx, touch_handoff=False)
             if guarded is not None:
                 return _finish(ctx, claim, guarded, after=record_relay)
@@ -316,9 +300,8 @@ def _decide_case_reply(ctx: TurnContext, reply: case_reentry.CaseReply) -> str:
 
 def run_follow_up_turn(follow_up_id: str) -> Turn | None:
     """A case waiting for the customer is due a follow-up: nudge them (inside WhatsApp's
-    24-hour window, or with the channel's template), or flag the case once the attempts
-    are spent. Keyed by the follow-up row. No network: claim, decide and finish are one
-    short transaction."""
+    24-hour window, or with the channel's template), or flag the case once the attempts are
+    spent. Keyed by the follow-up row. No network: one short transaction."""
     now = timezone.now()
     try:
         with transaction.atomic():
@@ -370,6 +353,48 @@ def _claim(kind: str, key: str, now: datetime, **lookup: object) -> Claim | None
     return claims.create_turn(locked.conversation, kind, key, now)
 
 
+def _count_failed_claim(error: Exception, claim_again: Callable[[], object]) -> None:
+    """The claim's transaction failed after its claim (a guard's bug on a malformed line),
+    rolling back the turn's insert or takeover: the attempt would count for nothing and the
+    sweeper re-drive the line for a day. Claim again and give the lease back: the attempt
+    counts, and past ``TURN_MAX_ATTEMPTS`` the turn goes to the team (``attempts_exhausted``)."""
+    if isinstance(error, OperationalError | InterfaceError):
+        return  # the database itself: the task's own retry comes back
+    try:
+        with transaction.atomic():
+            again = claim_again()
+    except Exception:
+        log.warning("failed turn attempt not counted", exc_info=True)
+        return
+    if isinstance(again, tuple):  # (the claim, its lines)
+        claims.release(again[0])
+        log.error("turn failed in its claim", extra={"turn_id": str(again[0].turn.pk)})
+
+
+class _LeaseKeeper(model_calls.Ledger):
+    """The turn's model-call ledger, and its heartbeat: the decide step's time goes to model
+    calls, each reported here; after one, once a third of the lease is spent, the lease is
+    extended (a conditional UPDATE on the claim's token). A live turn slower in all than
+    ``TURN_LEASE_S`` (many steps, a slow model; thread pools enforce no Celery time limit)
+    is never presumed dead and decided again by another worker."""
+
+    def __init__(self, ledger: model_calls.Ledger, claim: Claim) -> None:
+        self.__dict__.update(vars(ledger))  # the turn's ledger as it is: ids, provider, records
+        self._claim, self._until = claim, claim.turn.lease_expires_at or timezone.now()
+
+    def __call__(self, record: CallRecord) -> None:
+        super().__call__(record)
+        now, lease = timezone.now(), claims.lease_length()
+        if self._until - now > lease * 2 / 3:
+            return
+        pk, token = self._claim.turn.pk, self._claim.token
+        mine = Turn.objects.filter(pk=pk, lease_token=token, status=TurnStatus.RUNNING)
+        if mine.update(lease_expires_at=now + lease):  # a database error: the client logs it
+            self._until = now + lease
+        else:
+            log.warning("turn lease lost while deciding", extra={"turn_id": str(pk)})
+
+
 def _decide_and_finish(
     ctx: TurnContext,
     claim: Claim,
@@ -377,8 +402,9 @@ def _decide_and_finish(
     *,
     after: Callable[[], None] | None = None,
 ) -> Turn | None:
-    """Step 2 with no transaction open, then step 3. An attempt that fails unexpectedly
-    gives its lease back, so its next delivery takes the turn over at once."""
+    """Step 2 with no transaction open (the lease renewed by ``_LeaseKeeper``), then step 3.
+    An attempt that fails unexpectedly gives its lease back: its next delivery takes over."""
+    ctx.ledger = _LeaseKeeper(ctx.ledger, claim)
     try:
         with budget_gate(ctx) as stopped:  # analytics budgets: offline model or handoff
             outcome = stopped or decide(ctx)
@@ -419,21 +445,3 @@ def _finish(
         if after is not None and not retrying:
             after()
     return turn
-
-
-def _give_up(ctx: TurnContext, claim: Claim) -> Turn:
-    """Every attempt of this turn died before finishing (a poison message, a crashing
-    dependency): the conversation goes to the team rather than being tried again."""
-    log.error("turn gave up after its attempts", extra={**ctx.ids, "attempts": claim.turn.attempts})
-    ctx.trace["gave_up"] = {"attempts": claim.turn.attempts}
-    if not ctx.conversation.is_human_owned():
-        send_system(ctx, HANDOFF_NOTICE)
-        ctx.defer(
-            lambda: perform_human_handoff(
-                conversation=ctx.conversation,
-                reason_code=HandoffReason.LOW_CONFIDENCE,
-                reason="A IA não conseguiu processar esta mensagem.",
-            )
-        )
-    ctx.turn.error_code = "attempts_exhausted"
-    return _finish(ctx, claim, TurnOutcome.HANDOFF, status=TurnStatus.FAILED)

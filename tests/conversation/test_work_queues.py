@@ -56,6 +56,10 @@ def test_time_limits_fit_inside_the_leases_and_the_visibility_timeout():
     # A hanging model holds a turn less than its soft limit.
     model = (settings.ANTHROPIC_MAX_RETRIES + 1) * settings.ANTHROPIC_TIMEOUT_S
     assert model < min(soft[n] for n in TURNS)
+    # Thread pools enforce no time limit: the lease is what bounds a turn, renewed after each
+    # model call once a third of it is spent (``pipeline._LeaseKeeper``). One call (with the
+    # SDK's backoff between its retries, a few seconds) must fit in the other two thirds.
+    assert model + 10 < settings.TURN_LEASE_S * 2 / 3
 
 
 def test_the_beat_sweeps_and_so_does_the_in_process_runner():

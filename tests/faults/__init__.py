@@ -1,6 +1,6 @@
 """Fault drills: nothing lost, nothing answered twice, nothing out of order (issue 10 item 8).
 
-``test_faults.py`` runs four drills on the real stack, each bounded in time:
+``test_faults.py`` runs five drills on the real stack, each bounded in time:
 
 * PostgreSQL (``DATABASE_URL`` naming the runner's own database; the workers run as
   ``DATABASE_APP_ROLE``, walls up),
@@ -19,7 +19,8 @@ it is back); a worker ``kill -9``-ed with three turns mid model call (taken over
 worker after the lease, each answered once); the provider down through three queued replies
 per conversation for longer than the old retry budget (delivered once, in order); the model
 answering broken JSON (notice + ``llm_unavailable`` handoff) or timing out for an agent that
-retries (notice, then the real answer once the model is back).
+retries (notice, then the real answer once the model is back); a slow model keeping each turn
+busier than its lease (kept by its live worker, decided once, never taken over).
 
 What is counted (``harness.Tally``, from the database and the provider's record; the same
 figures ``bench/faults.py`` prints per scenario, at 200 conversations, with recovery

@@ -70,7 +70,9 @@ class FakeModel:
     ``set_mode(marker, mode)``: requests whose body contains ``marker`` (e.g. the agent's
     name, which is in its system prompt) are answered by ``mode`` — ``ok`` after
     ``latency_s`` (the follow-up after ``follow_up_s``), ``broken`` (200 with a truncated
-    JSON body), ``hang`` (no answer for ``hang_s``). ``calls`` counts requests per marker."""
+    JSON body), ``hang`` (no answer for ``hang_s``). ``calls`` counts requests per marker.
+    ``searches``: that many ``search_knowledge`` steps (each after ``latency_s``) before the
+    ``send_message``, for turns of several model calls."""
 
     def __init__(
         self, *, latency_s: float = 0.0, follow_up_s: float = 0.0, hang_s: float = 30.0
@@ -79,6 +81,8 @@ class FakeModel:
 
         self.latency_s, self.follow_up_s, self.hang_s = latency_s, follow_up_s, hang_s
         self._first = tool_use_response("send_message", {"text": REPLY_TEXT})
+        self._search = tool_use_response("search_knowledge", {"query": "prazo de entrega"})
+        self.searches = 0
         self._last = text_response("Pronto.")
         # The before-send promise check (a forced tool call) on that reply, as a model
         # reads it: the assistant helps now, nobody else is promised.
@@ -135,13 +139,18 @@ class FakeModel:
             return
         body_in = json.loads(raw or b"{}")
         messages = body_in.get("messages") or [{}]
-        content = messages[-1].get("content")
-        follow_up = isinstance(content, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        results = sum(
+            1
+            for m in messages
+            if isinstance(m.get("content"), list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
         )
+        follow_up = results > self.searches  # the send_message was answered
         forced = (body_in.get("tool_choice") or {}).get("name")
         answer = self._check if forced == "classify_promise" else None
-        body = json.loads(json.dumps(answer or (self._last if follow_up else self._first)))
+        step = self._search if results < self.searches else self._first
+        body = json.loads(json.dumps(answer or (self._last if follow_up else step)))
         body["id"] = f"msg_{uuid.uuid4().hex[:24]}"
         if not follow_up:
             body["content"][0]["id"] = f"toolu_{uuid.uuid4().hex[:24]}"

@@ -5,7 +5,7 @@ the application role, a fake WAHA provider and a fake Anthropic API on loopback.
 Each drill injects one fault and checks the promise: every customer line answered, none
 twice, replies in order (``harness.tally``), plus what the fault itself must leave behind.
 Recovery settings are short (``stack.FAST_RECOVERY``: a 1 s sweep, a 5 s lease, backoff
-from 0.3 s), so the four drills take about a minute and a half together; every wait has a
+from 0.3 s), so the five drills take about two minutes together; every wait has a
 deadline, so a regression fails instead of hanging the suite.
 """
 
@@ -221,3 +221,27 @@ def test_a_broken_or_silent_model_gets_the_customer_a_clear_fallback(drill):
     time.sleep(1.5)  # a late duplicate would show up by now
     assert len(drill.provider.sends) == 3
     assert [broken.status_code, silent.status_code] == [200, 200]
+
+
+@pytest.mark.parametrize(
+    "drill", [{"TURN_LEASE_S": "3", "ANTHROPIC_TIMEOUT_S": "5"}], indirect=True
+)
+def test_a_live_turn_slower_than_its_lease_is_finished_by_its_own_worker_once(drill):
+    """A slow model (1.5 s a call, three calls a turn) keeps each turn busier than its
+    lease. The worker is alive throughout: the sweeper must not hand its turns to another
+    thread to decide again (twice the model calls, the first answer dropped, and after
+    TURN_MAX_ATTEMPTS takeovers the team instead of an answer)."""
+    drill.model.latency_s = 1.5
+    drill.model.searches = 2  # search, search, send: three calls of 1.5 s, 4.5 s a turn
+    channel = drill.channel("Vagarosa", provider="anthropic", cases_enabled=False)
+    worker = drill.procs.start_worker()
+    drill.procs.start_beat()
+    drill.procs.wait_ready(worker)
+
+    posted = [drill.post(channel, f"551194000{i:04d}") for i in range(2)]
+    wait_until_answered(posted, drill.provider, deadline_s=60)
+    assert_every_line_answered_once(drill, "slow_model", posted)
+    turns = list(Turn.objects.values_list("status", "outcome", "attempts"))
+    assert turns == [("done", "replied", 1)] * 2, drill.procs.log_tail()
+    assert [s.text for s in drill.provider.sends] == [REPLY_TEXT] * 2
+    assert drill.model.calls[""] <= 2 * 3  # each turn decided once: no call made twice
