@@ -37,7 +37,9 @@ TASK_QUEUE_KINDS = {
     "conversation.deliver_outbox": "outbox",
     "cases.deliver_case_notice": "outbox",
     "routers.run_quality_run": "bulk",
-    "conversation.sweep_due_work": "bulk",
+    # The sweeper re-drives lost work: on the always-running outbox threads, never behind a
+    # ten-minute quality run in the prefork bulk pool. It only reads and schedules (seconds).
+    "conversation.sweep_due_work": "outbox",
     "cases.fire_due_follow_ups": "bulk",
     "cases.watch_stale_cases": "bulk",
     "conversation.apply_retention": "bulk",

@@ -12,9 +12,9 @@ from conversation import dispatch
 
 TURNS = ("conversation.run_inbound_turn", "cases.run_case_reply_turn", "cases.run_follow_up_turn")
 DELIVERIES = ("conversation.deliver_outbox", "cases.deliver_case_notice")
+SWEEP = "conversation.sweep_due_work"
 BULK = (
     "routers.run_quality_run",
-    "conversation.sweep_due_work",
     "cases.fire_due_follow_ups",
     "cases.watch_stale_cases",
 )
@@ -35,7 +35,13 @@ def test_turns_deliveries_and_bulk_work_have_their_own_queues():
     # Every registered task is routed: nothing lands in a queue no worker kind is for.
     project = {n for n in app.tasks if not n.startswith(("celery.", "tests."))}
     assert project <= set(settings.TASK_QUEUE_KINDS)
-    assert set(TURNS + DELIVERIES + BULK) <= project
+    assert set(TURNS + DELIVERIES + BULK + (SWEEP,)) <= project
+
+
+def test_the_sweeper_never_waits_behind_bulk_work():
+    # It recovers what a broker blip or a killed worker lost: a quality run (ten minutes in
+    # the prefork bulk pool) must not hold it up. The outbox threads are always running.
+    assert queue_of(SWEEP) == settings.CELERY_OUTBOX_QUEUE != settings.CELERY_BULK_QUEUE
 
 
 def test_queue_names_are_read_when_a_task_is_published():
