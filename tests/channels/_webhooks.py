@@ -9,10 +9,24 @@ from typing import Any
 
 from django.test import Client
 
+from tests import factories
+
 from ._support import load_fixture
 
 META_NUMBER = "1122334455667"  # the recorded payloads' metadata.phone_number_id
 WAHA_SESSION = "wapi"  # the GOWS recording's session
+
+
+def recorded_meta_channel(world: Any) -> Any:
+    """Organization A's Meta number of the recorded payloads, with its app secret."""
+    return factories.make_channel(
+        world.org_a, "meta", external_id=META_NUMBER, webhook_secret="app-secret"
+    )
+
+
+def recorded_waha_channel(world: Any) -> Any:
+    """Organization A's WAHA session of the GOWS recording, with its webhook key."""
+    return factories.make_channel(world.org_a, "waha", external_id=WAHA_SESSION, webhook_secret="k")
 
 
 def meta_post(channel: Any, body: bytes, secret: str | None = None) -> Any:

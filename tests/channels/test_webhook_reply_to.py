@@ -13,21 +13,27 @@ from tests import factories
 
 from ._media_support import META_NUMBER, meta_case
 from ._support import encode
-from ._webhooks import WAHA_SESSION, meta_body, meta_post, meta_text, waha_message, waha_post
+from ._webhooks import (
+    meta_body,
+    meta_post,
+    meta_text,
+    recorded_meta_channel,
+    recorded_waha_channel,
+    waha_message,
+    waha_post,
+)
 
 GOWS_QUOTED_ID = "A55C8FEA23D0DCFCCD804555305A8696"  # the GOWS recording's replyTo.id
 
 
 @pytest.fixture
 def meta(world: Any) -> Any:
-    return factories.make_channel(
-        world.org_a, "meta", external_id=META_NUMBER, webhook_secret="app-secret"
-    )
+    return recorded_meta_channel(world)
 
 
 @pytest.fixture
 def waha(world: Any) -> Any:
-    return factories.make_channel(world.org_a, "waha", external_id=WAHA_SESSION, webhook_secret="k")
+    return recorded_waha_channel(world)
 
 
 def _our_message(line: Message, provider_message_id: str) -> Message:

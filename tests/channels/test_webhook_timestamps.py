@@ -16,25 +16,30 @@ import respx
 from django.utils import timezone
 
 from conversation.models import Conversation, Message
-from tests import factories
 
 from ._media_support import GRAPH, META_NUMBER, meta_agent_channel
 from ._support import encode
-from ._webhooks import WAHA_SESSION, meta_body, meta_post, meta_text, waha_message, waha_post
+from ._webhooks import (
+    meta_body,
+    meta_post,
+    meta_text,
+    recorded_meta_channel,
+    recorded_waha_channel,
+    waha_message,
+    waha_post,
+)
 
 HOUR = 3600
 
 
 @pytest.fixture
 def meta(world: Any) -> Any:
-    return factories.make_channel(
-        world.org_a, "meta", external_id=META_NUMBER, webhook_secret="app-secret"
-    )
+    return recorded_meta_channel(world)
 
 
 @pytest.fixture
 def waha(world: Any) -> Any:
-    return factories.make_channel(world.org_a, "waha", external_id=WAHA_SESSION, webhook_secret="k")
+    return recorded_waha_channel(world)
 
 
 def _at(seconds: int) -> datetime:

@@ -19,12 +19,6 @@ def post(client, url, body, method="post"):
     return getattr(client, method)(url, data=json.dumps(body), content_type="application/json")
 
 
-@pytest.fixture
-def router(world):
-    vendas = factories.make_agent(world.org_a, "Vendas")
-    return make_router(world.channel_a, [(vendas, VENDAS), (world.agent_a, SUPORTE)])
-
-
 # --- the spec's five --------------------------------------------------------------------
 
 

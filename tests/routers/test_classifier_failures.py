@@ -14,7 +14,6 @@ from routers.models import RouterDecision
 from tests import factories
 from tests.conftest import simulator_post
 from tests.fakes.anthropic_bodies import recorded, text_response, tool_use_response
-from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.routers.factories import SUPORTE, VENDAS, ClassifierScript, make_router, verdict
 
 # Far from every example: the local classifier is unsure, so the LLM is asked.
@@ -23,16 +22,6 @@ UNSURE = "olá, queria tirar uma dúvida com vocês"
 
 def classifier_tool_use(intent: str, confidence: float) -> dict:
     return tool_use_response("classify_intent", {"intent": intent, "confidence": confidence})
-
-
-@pytest.fixture
-def claude(settings):
-    with FakeAnthropicServer() as server:
-        settings.ANTHROPIC_API_KEY = "sk-ant-test"
-        settings.ANTHROPIC_BASE_URL = server.base_url
-        settings.ANTHROPIC_MAX_RETRIES = 0
-        settings.ANTHROPIC_TIMEOUT_S = 2
-        yield server
 
 
 @pytest.fixture

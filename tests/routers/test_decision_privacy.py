@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 
-import pytest
 from django.forms.models import model_to_dict
 from django.test import Client
 
@@ -19,20 +18,9 @@ from routers.models import RouterDecision, RouterSuggestion
 from tests import factories
 from tests.conftest import simulator_post
 from tests.fakes.anthropic_bodies import tool_use_response
-from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.routers.factories import SUPORTE, VENDAS, make_router
 
 TEXT = "olá, queria tirar uma dúvida sobre o xilofone azul, meu cpf é 123.456.789-00"
-
-
-@pytest.fixture
-def claude(settings):
-    with FakeAnthropicServer() as server:
-        settings.ANTHROPIC_API_KEY = "sk-ant-test"
-        settings.ANTHROPIC_BASE_URL = server.base_url
-        settings.ANTHROPIC_MAX_RETRIES = 0
-        settings.ANTHROPIC_TIMEOUT_S = 2
-        yield server
 
 
 def test_a_routed_turn_leaves_no_customer_text_outside_the_suggestion(

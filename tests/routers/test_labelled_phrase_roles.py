@@ -10,16 +10,12 @@ import json
 import pytest
 
 from routers.models import LabelledPhrase, QualityRun, Router
-from tests import factories
-from tests.routers.factories import SUPORTE, VENDAS, make_router
 
 BASE = "/api/v1/ai/routers"
 
 
 @pytest.fixture
-def router(world):
-    vendas = factories.make_agent(world.org_a, "Vendas")
-    router = make_router(world.channel_a, [(vendas, VENDAS), (world.agent_a, SUPORTE)])
+def router(world, router):
     LabelledPhrase.objects.create(
         organization=world.org_a, router=router, text="quanto custa?", intent_name="vendas"
     )

@@ -34,20 +34,9 @@ from routers.models import (
 from tests import factories
 from tests.conftest import simulator_post
 from tests.fakes.anthropic_bodies import tool_use_response
-from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.routers.factories import SUPORTE, VENDAS, make_router
 
 UNSURE = "olá, queria tirar uma dúvida com vocês"
-
-
-@pytest.fixture
-def claude(settings):
-    with FakeAnthropicServer() as server:
-        settings.ANTHROPIC_API_KEY = "sk-ant-test"
-        settings.ANTHROPIC_BASE_URL = server.base_url
-        settings.ANTHROPIC_MAX_RETRIES = 0
-        settings.ANTHROPIC_TIMEOUT_S = 2
-        yield server
 
 
 @pytest.fixture

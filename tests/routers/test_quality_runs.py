@@ -14,14 +14,10 @@ from accounts.models import AuditLog
 from routers import services
 from routers.models import LabelledPhrase, QualityRun
 from routers.services.quality_runs import ABANDONED_AFTER, quality_run_execute
-from tests import factories
-from tests.routers.factories import SUPORTE, VENDAS, make_router
 
 
 @pytest.fixture
-def router(world):
-    vendas = factories.make_agent(world.org_a, "Vendas")
-    router = make_router(world.channel_a, [(vendas, VENDAS), (world.agent_a, SUPORTE)])
+def router(world, router):
     for text, intent in [("quanto custa?", "vendas"), ("o app travou", "suporte")]:
         LabelledPhrase.objects.create(
             organization=world.org_a, router=router, text=text, intent_name=intent

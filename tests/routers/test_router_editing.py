@@ -29,16 +29,6 @@ from tests.routers.factories import (
 )
 
 
-@pytest.fixture
-def vendas(world):
-    return factories.make_agent(world.org_a, "Vendas")
-
-
-@pytest.fixture
-def router(world, vendas):
-    return make_router(world.channel_a, [(vendas, VENDAS), (world.agent_a, SUPORTE)])
-
-
 def _rows(world, vendas, *, names=("vendas", "suporte")):
     """The page's two intent rows as loaded, under ``names``."""
     return [

@@ -11,13 +11,7 @@ from routers import services
 from routers.errors import SuggestionDecided
 from routers.models import LabelledPhrase, Router, RouterSuggestion, SuggestionStatus
 from tests import factories
-from tests.routers.factories import SUPORTE, VENDAS, make_router
-
-
-@pytest.fixture
-def router(world):
-    vendas = factories.make_agent(world.org_a, "Vendas")
-    return make_router(world.channel_a, [(vendas, VENDAS), (world.agent_a, SUPORTE)])
+from tests.routers.factories import make_router
 
 
 @pytest.fixture

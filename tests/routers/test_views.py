@@ -23,17 +23,6 @@ from tests.routers.factories import (
     router_data,
 )
 
-
-@pytest.fixture
-def vendas(world):
-    return factories.make_agent(world.org_a, "Vendas")
-
-
-@pytest.fixture
-def router(world, vendas):
-    return make_router(world.channel_a, [(vendas, VENDAS), (world.agent_a, SUPORTE)])
-
-
 # --- list -------------------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from conversation.models import Conversation, LlmCall, Message, RuntimeAction, T
 from conversation.runtime_adapters.classifiers import INTENT_TOOL, MATCHER_TOOL
 from conversation.turns.runtime_note import ACTIONS_HEADER
 from conversation.turns.runtime_step import DIRECTIVE_HEADER, NOTE_HEADER
-from tests.fakes.anthropic_server import Reply
+from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
 from .conftest import Customer, recorded, tool_use_response
 
@@ -33,6 +33,21 @@ def purposes() -> list[tuple[str, str, str]]:
 def orchestrator_sends(claude, text: str) -> None:
     # One call: the accepted send ends the turn.
     claude.enqueue_json(200, tool_use_response("send_message", {"text": text}))
+
+
+def reads_a_request_to_cancel_tamboro(claude: FakeAnthropicServer) -> None:
+    """The intent extractor's next answer: the customer asks to cancel Tamboro."""
+    claude.enqueue_json(
+        200,
+        tool_use_response(
+            INTENT_TOOL,
+            {
+                "kind": "action_request",
+                "action_verbs": ["cancelar"],
+                "mentioned_items": ["Tamboro"],
+            },
+        ),
+    )
 
 
 def test_a_typo_goes_through_the_model_matcher_and_the_runtime_answers(
@@ -74,17 +89,7 @@ def test_a_fallback_hands_the_orchestrator_the_summary_and_directive_for_that_ca
     # Rule 1.6 (spec: "não contratei isso" with a confirmation pending): a "não" to the
     # runtime's confirmation falls back with the state summary and a directive naming the
     # pending items, so the orchestrator explains instead of pushing the cancellation.
-    claude.enqueue_json(
-        200,
-        tool_use_response(
-            INTENT_TOOL,
-            {
-                "kind": "action_request",
-                "action_verbs": ["cancelar"],
-                "mentioned_items": ["Tamboro"],
-            },
-        ),
-    )
+    reads_a_request_to_cancel_tamboro(claude)
     customer = Customer(claude_desk.channel, django_capture_on_commit_callbacks)
     (asked,) = customer.say("cancela o tamboro")
     assert asked.body.startswith("Vamos seguir com o cancelamento do serviço Tamboro")
@@ -139,17 +144,7 @@ def test_a_vetoed_report_of_an_executed_action_tells_the_orchestrator_what_was_d
 
     veto_reports.code = "test_veto"  # type: ignore[attr-defined]
     monkeypatch.setattr(turns.tools, "BEFORE_SEND_GATES", [veto_reports])
-    claude.enqueue_json(
-        200,
-        tool_use_response(
-            INTENT_TOOL,
-            {
-                "kind": "action_request",
-                "action_verbs": ["cancelar"],
-                "mentioned_items": ["Tamboro"],
-            },
-        ),
-    )
+    reads_a_request_to_cancel_tamboro(claude)
     customer = Customer(claude_desk.channel, django_capture_on_commit_callbacks)
     customer.say("cancela o tamboro")
     orchestrator_sends(claude, "Cancelei o Tamboro para você.")
