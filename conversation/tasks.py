@@ -4,9 +4,10 @@ the row the id names (``rls.runs_in_tenant_of``), never one the message claims.
 Every turn entry point lives here, with the turn package it runs: the inbound turn, and
 the two turns cases start (a person answered a case, a follow-up is due). Their names
 keep the ``cases.`` prefix they were born with, so queued messages and the beat schedule
-keep working. The inbound and case-reply turns call the model: they work for their
-organization with ``tenant_session`` (no transaction around the task; the turn opens its
-own short ones). Queues and time limits: ``CELERY_TASK_ROUTES`` and
+keep working. The three turns work for their organization with ``tenant_session`` (no
+transaction around the task; the turn opens its own short ones): the inbound and case-reply
+turns call the model, and an attempt of any of them that fails after its claim must still
+count (``claim.count_failed_claim``). Queues and time limits: ``CELERY_TASK_ROUTES`` and
 ``CELERY_TASK_ANNOTATIONS`` in settings."""
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def run_case_reply_turn(event_id: str) -> str | None:
 
 
 @shared_task(name="cases.run_follow_up_turn", **_TURN_RETRY)
-@rls.runs_in_tenant_of(CaseFollowUp, "follow_up_id")
+# Short transactions of its own too (no model call, but one around the task would roll back
+# the count of an attempt that failed after its claim, ``claim.count_failed_claim``).
+@runs_in_tenant_session_of(CaseFollowUp, "follow_up_id")
 def run_follow_up_turn(follow_up_id: str) -> str | None:
     turn = turns.run_follow_up_turn(follow_up_id)
     return turn.outcome if turn else None
@@ -58,7 +61,7 @@ def run_follow_up_turn(follow_up_id: str) -> str | None:
 
 @shared_task(name="conversation.sweep_due_work")
 def sweep_due_work() -> dict[str, int]:
-    """Beat (bulk queue): re-drive committed work no task is carrying (``sweeper``)."""
+    """Beat (outbox queue): re-drive committed work no task is carrying (``sweeper``)."""
     return sweeper.sweep_due_work().as_dict()
 
 

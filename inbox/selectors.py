@@ -19,8 +19,18 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db import connections
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+)
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from accounts import rls
 from accounts.access import scoped
@@ -31,13 +41,17 @@ from conversation.models import (
     ChannelSession,
     Contact,
     Conversation,
+    Direction,
     Handoff,
     HandoffStatus,
     Message,
+    MessageStatus,
 )
+from conversation.outbox import OutboxPolicy
 from inbox.models import CannedReply, ConversationLabel, InternalNote, Label, ReadMarker
 
 SEARCH_CONFIG = "portuguese"
+OUTBOX_IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
 # The door's cap: the newest matching messages it returns (a word in every message must not
 # turn one search into a list of all of them). Past it the oldest matches are not searched.
 SEARCH_MAX_MESSAGES = 2000
@@ -98,12 +112,35 @@ def _search(rows: QuerySet[Conversation], organization_id: Any, q: str) -> Query
     return rows.filter(match | Q(pk__in=hits))
 
 
+def _undelivered() -> ExpressionWrapper:
+    """A reply of the conversation that has not reached the customer and that the outbox
+    gave up on: ``failed`` (at the retry horizon, refused by the provider, reported failed),
+    or still in the chain a whole ``OUTBOX_RETRY_HORIZON_S`` after it was queued (a reply
+    failed at its horizon is re-sent by itself in new rounds while the channel is probed, so
+    it is ``queued`` most of that time). Replies written before staff last resolved the
+    conversation do not count: they have been dealt with. The row asks for attention until
+    the reply goes out (by itself, or "Reenviar") or staff resolve the conversation. Two
+    ``EXISTS`` per listed row, on the conversation's own messages (``msg_conv_created``,
+    ``msg_outbox_chain``)."""
+    outbound = Message.objects.filter(
+        conversation=OuterRef("pk"),
+        direction=Direction.OUTBOUND,
+        # Since the last resolve (a conversation's messages are never older than it).
+        created_at__gte=Coalesce(OuterRef("resolved_at"), OuterRef("created_at")),
+    )
+    waited_since = timezone.now() - OutboxPolicy.current().horizon
+    stuck = outbound.filter(status__in=OUTBOX_IN_FLIGHT, queued_at__lte=waited_since)
+    failed = Exists(outbound.filter(status=MessageStatus.FAILED)) | Exists(stuck)
+    return ExpressionWrapper(failed, output_field=BooleanField())
+
+
 def conversation_list(
     membership: Membership, filters: ConversationFilters
 ) -> QuerySet[Conversation]:
     """The list page's rows, newest first, each with contact, channel, agents, assignee,
-    ``seen`` (the member read it after the customer's last line) and its labels (one
-    prefetch query per page)."""
+    ``seen`` (the member read it after the customer's last line), ``undelivered`` (a reply
+    never reached the customer: ``_undelivered``) and its labels (one prefetch query per
+    page)."""
     # The conversation app's own scoped base (contact, channel, status filter), extended.
     rows = conversation_selectors.conversation_list(membership, status=filters.status)
     rows = rows.select_related("channel__agent", "active_agent", "assigned_to__user")
@@ -132,7 +169,7 @@ def conversation_list(
         read_at__gte=OuterRef("last_inbound_at"),
     )
     return (
-        rows.annotate(seen=Exists(seen))
+        rows.annotate(seen=Exists(seen), undelivered=_undelivered())
         .prefetch_related(
             Prefetch(
                 "label_links",

@@ -154,7 +154,8 @@ class DeliveryFailure(models.TextChoices):
     # Retryable provider failures (down, timing out, 5xx, 429) until the retry horizon:
     # re-sent automatically, in order, once the channel answers again.
     RETRY_HORIZON = "retry_horizon", _("Provedor indisponível até o limite de tentativas")
-    # The provider refused this message for good (invalid number, auth, bad request).
+    # The provider refused this message for good (invalid number, bad request). Refusals of
+    # the channel itself (its credentials, its API URL) are not: the breaker holds the channel.
     REJECTED = "rejected", _("Recusada pelo provedor")
     # The provider accepted it, then reported it failed (WAHA ack -1, Meta ``failed``).
     PROVIDER_STATUS = "provider_status", _("Provedor informou falha")

@@ -370,7 +370,8 @@ def record_failure(claim: Claim, error: SendError, now: datetime, policy: Outbox
     ours = _claimed(claim)
     code = error.code[:64]
     if not error.retryable and error.code not in CHANNEL_REFUSALS:
-        # The provider answered (invalid number, auth...): the channel is up, the message is not.
+        # The provider answered (invalid number, bad request): the channel is up, the message
+        # is not. (Auth and config refusals are the channel's: ``CHANNEL_REFUSALS`` above.)
         ours.update(**_failed(DeliveryFailure.REJECTED, code))
         log.error("outbound rejected by the provider", extra={**_ids(message), "code": code})
         wake = (

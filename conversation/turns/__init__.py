@@ -14,8 +14,8 @@ Each turn is claim → decide → finish (``pipeline``'s docstring): the claim a
 transactions (``tenancy``), the model down (``unavailable``).
 
 Cases re-enter here too: ``run_case_reply_turn`` (a person answered a case) and
-``run_follow_up_turn`` (a case waiting for the customer is due a follow-up). The Celery
-wrappers of all three turns are in ``conversation/tasks.py``.
+``run_follow_up_turn`` (``follow_up``: a case waiting for the customer is due a
+follow-up). The Celery wrappers of all three turns are in ``conversation/tasks.py``.
 
 Only this package knows routers, the runtime and cases together; nothing below the entry
 points imports it.
@@ -24,6 +24,7 @@ points imports it.
 from __future__ import annotations
 
 from .context import TurnContext
+from .follow_up import run_follow_up_turn
 from .guards import (
     HANDOFF_NOTICE,
     OPT_IN_CONFIRMATION,
@@ -35,7 +36,6 @@ from .orchestration import build_history
 from .pipeline import (
     resolve_turn_agent,
     run_case_reply_turn,
-    run_follow_up_turn,
     run_inbound_turn,
 )
 from .tools import (

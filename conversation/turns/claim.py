@@ -19,12 +19,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 from psycopg.errors import LockNotAvailable
@@ -328,6 +329,40 @@ def release(claim: Claim) -> None:
             )
     except Exception:
         log.warning("turn lease not released", extra={"turn_id": str(claim.turn.pk)})
+
+
+def claim_trigger(kind: str, key: str, now: datetime, **lookup: Any) -> Claim | None:
+    """The claim of a turn with one trigger and no lines (a case reply, a follow-up)."""
+    locked = lock_conversation(kind, key, **lookup)
+    if locked is None:
+        return None
+    if locked.already_turned:
+        return reclaim(locked.conversation, kind, key, now)
+    if locked.busy:
+        wait_for_active_turn(locked.conversation, kind, key, now)
+        return None
+    return create_turn(locked.conversation, kind, key, now)
+
+
+def count_failed_claim(error: Exception, claim_again: Callable[[], object]) -> None:
+    """The claim's transaction failed after its claim (a guard's bug on a malformed line, a
+    case service's bug on one follow-up), rolling back the turn's insert or takeover: the
+    attempt would count for nothing and the trigger be re-driven for ever. Claim again and
+    give the lease back: the attempt counts, and past ``TURN_MAX_ATTEMPTS`` the turn goes to
+    the team (``guards.attempts_exhausted``). Every turn's entry point calls it the same way,
+    then re-raises."""
+    if isinstance(error, OperationalError | InterfaceError | LeaseLost):
+        return  # the database itself (the task's own retry comes back), or not ours any more
+    try:
+        with transaction.atomic():
+            again = claim_again()
+    except Exception:
+        log.warning("failed turn attempt not counted", exc_info=True)
+        return
+    claim = again[0] if isinstance(again, tuple) else again  # an inbound claim: (it, lines)
+    if isinstance(claim, Claim):
+        release(claim)
+        log.error("turn failed in its claim", extra={"turn_id": str(claim.turn.pk)})
 
 
 def redrive(kind: str, key: str, *, countdown: float = 0.0) -> None:

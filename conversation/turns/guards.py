@@ -12,13 +12,21 @@ decide step, after routing, so its handoff is an effect the finish applies
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
+
+from django.conf import settings
 
 from cases import staff_replies as case_staff
 from conversation.agents import AgentConfig
 from conversation.handoff import handoff_touch, perform_human_handoff
 from conversation.hooks import cancel_pending_for_conversation
-from conversation.models import HandoffReason, SenderKind, TurnOutcome
+from conversation.models import (
+    Conversation,
+    ConversationStatus,
+    HandoffReason,
+    SenderKind,
+    TurnOutcome,
+)
 from conversation.text import contains_keyword, normalize
 
 from .context import Reply, TurnContext
@@ -146,12 +154,50 @@ def attempts_exhausted(ctx: TurnContext) -> str:
     ctx.trace["gave_up"] = {"attempts": attempts}
     if not ctx.conversation.is_human_owned():
         send_system(ctx, HANDOFF_NOTICE)
-        ctx.defer(
-            lambda: perform_human_handoff(
-                conversation=ctx.conversation,
-                reason_code=HandoffReason.LOW_CONFIDENCE,
-                reason="A IA não conseguiu processar esta mensagem.",
-            )
-        )
+    ctx.defer(lambda: to_the_team(ctx.conversation, GAVE_UP_REASON))
     ctx.turn.error_code = "attempts_exhausted"
     return TurnOutcome.HANDOFF
+
+
+GAVE_UP_REASON = "A IA não conseguiu processar esta mensagem."
+PAST_WINDOW_REASON = "Mensagem do cliente ficou sem resposta por mais de 24 horas."
+
+
+def past_service_window_guard(ctx: TurnContext, now: datetime) -> str | None:
+    """A burst no turn took for ``TURN_SWEEP_MAX_AGE_S`` (its task was lost and nothing
+    re-drove it: a broker down for a day, the sweeper stopped), from a customer who has not
+    written since: past WhatsApp's 24-hour window a late AI answer is refused anyway. The
+    line must not vanish: the conversation goes to the team — once, as this turn is the
+    line's — and the customer gets no notice the closed window would refuse. A customer who
+    wrote again since gets the late answer instead (the window is open)."""
+    limit = now - timedelta(seconds=settings.TURN_SWEEP_MAX_AGE_S)
+    newest = max((m.created_at for m in ctx.batch), default=None)
+    last_inbound = ctx.conversation.last_inbound_at
+    if newest is None or newest > limit or (last_inbound is not None and last_inbound > limit):
+        return None
+    ctx.trace["guard"] = "past_service_window"
+    if ctx.conversation.status == ConversationStatus.CLOSED:
+        # Staff resolved the conversation with the line in it (a later line would have
+        # reopened it): they have seen it, and nothing is reopened behind their back.
+        log.warning("customer line past the service window, conversation resolved", extra=ctx.ids)
+        return TurnOutcome.NO_REPLY
+    log.error(
+        "customer line past the service window: handed to the team",
+        extra={**ctx.ids, "lines": len(ctx.batch)},
+    )
+    ctx.trace["handoff"] = "past_service_window"
+    ctx.defer(lambda: to_the_team(ctx.conversation, PAST_WINDOW_REASON))
+    return TurnOutcome.HANDOFF
+
+
+def to_the_team(conversation: Conversation, reason: str) -> None:
+    """A turn gives up on the conversation: the team gets it in the handoff inbox — a
+    handoff (the code of a turn that gave up: ``low_confidence``), or, when a person owns
+    the conversation already, its inbox item inserted or bumped. Call it in the finish's
+    transaction: fenced by the claim, so once per turn."""
+    if conversation.is_human_owned():
+        handoff_touch(conversation)
+        return
+    perform_human_handoff(
+        conversation=conversation, reason_code=HandoffReason.LOW_CONFIDENCE, reason=reason
+    )

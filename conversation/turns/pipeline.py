@@ -3,7 +3,7 @@
     inbound:    guards (opt-out · human owns) → route (the turn's agent) → guard (handoff
                 keywords) → runtime, else orchestrator → the before-send gates → outbox
     case reply: guards → the case's agent relays a person's answer (orchestrator)
-    follow-up:  the case services nudge the customer or flag the case
+    follow-up:  the case services nudge the customer or flag the case (``follow_up``)
 
 A turn is keyed by its trigger (unique kind + key); its trace holds ids and codes, never the
 customer's text. No database lock is held across the network (DESIGN §5). Three steps:
@@ -12,7 +12,8 @@ customer's text. No database lock is held across the network (DESIGN §5). Three
    (``FOR NO KEY UPDATE``), refuse while another turn of the conversation is active, insert
    the turn with a lease (``lease_token``, ``lease_expires_at``), take its lines (the burst:
    ``burst``) and commit. The guards that need no network (opt-out, a human owns the
-   conversation) decide here and finish the turn in the same transaction.
+   conversation, a line left past the service window) decide here and finish the turn in
+   the same transaction.
 2. **Decide** — no transaction open; each read is a short transaction of its own with the
    organization's walls (``tenancy``): routing, the runtime and the orchestrator's model
    calls, each of which renews the lease (``_LeaseKeeper``). Nothing the turn says or does
@@ -28,7 +29,7 @@ customer's text. No database lock is held across the network (DESIGN §5). Three
 Turns of one conversation never interleave (one active turn per conversation, checked under
 the row lock) and never answer twice (the unique trigger; the lease fence). A turn whose
 worker died or hangs is re-driven by the sweeper one lease after its last sign of life; an
-attempt failing in its claim counts too (``_count_failed_claim``); after
+attempt failing in its claim counts too (``claim.count_failed_claim``); after
 ``TURN_MAX_ATTEMPTS`` the conversation goes to the team.
 """
 
@@ -39,7 +40,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from cases import reentry as case_reentry
@@ -70,6 +71,7 @@ from .guards import (
     human_owned_guard,
     opt_out_guard,
     opted_out_guard,
+    past_service_window_guard,
     reaction_only_guard,
     staff_case_answer_guard,
 )
@@ -101,6 +103,7 @@ def run_inbound_turn(message_id: str) -> Turn | None:
                 or staff_case_answer_guard(ctx)
                 or opt_out_guard(ctx, ctx.customer_text(), now)
                 or human_owned_guard(ctx, now, touch_handoff=True)
+                or past_service_window_guard(ctx, now)
             )
             if guarded is not None:
                 return _finish(ctx, claim, guarded)
@@ -109,7 +112,7 @@ def run_inbound_turn(message_id: str) -> Turn | None:
         return None
     except Exception as error:
         if isinstance(claimed, tuple):
-            _count_failed_claim(error, lambda: _claim_inbound(message_id, now))
+            claims.count_failed_claim(error, lambda: _claim_inbound(message_id, now))
         raise
     # Read receipt and "digitando..." while the turn thinks: best effort, never blocks it.
     with turn_presence(claim.conversation, batch):
@@ -257,13 +260,14 @@ def _run_runtime(ctx: TurnContext, agent: AgentConfig) -> bool:
 def run_case_reply_turn(event_id: str) -> Turn | None:
     """Relay a person's case answer to the customer. Keyed by the ``human_replied`` event:
     a redelivered task never sends twice."""
-    now = timezone.now()
+    now, kind = timezone.now(), TriggerKind.CASE_REPLY
+    claim: Claim | None = None
     try:
         with transaction.atomic():
             reply = case_reentry.load_reply(event_id)
             if reply is None:
                 return None
-            claim = _claim(TriggerKind.CASE_REPLY, event_id, now, pk=reply.conversation_id)
+            claim = claims.claim_trigger(kind, event_id, now, pk=reply.conversation_id)
             if claim is None:
                 return None
             trace = {"case_id": str(reply.case.pk), "human_action": reply.event.human_action}
@@ -282,6 +286,13 @@ def run_case_reply_turn(event_id: str) -> Turn | None:
     except claims.ClaimRefused as refused:
         refused.follow_up()
         return None
+    except Exception as error:
+        if claim is not None:  # failed after its claim: the attempt counts, as inbound
+            pk = claim.conversation.pk
+            claims.count_failed_claim(
+                error, lambda: claims.claim_trigger(kind, event_id, now, pk=pk)
+            )
+        raise
     return _decide_and_finish(
         ctx, claim, lambda c: _decide_case_reply(c, reply), after=record_relay
     )
@@ -298,77 +309,7 @@ def _decide_case_reply(ctx: TurnContext, reply: case_reentry.CaseReply) -> str:
     return loop_outcome(ctx, loop)
 
 
-def run_follow_up_turn(follow_up_id: str) -> Turn | None:
-    """A case waiting for the customer is due a follow-up: nudge them (inside WhatsApp's
-    24-hour window, or with the channel's template), or flag the case once the attempts are
-    spent. Keyed by the follow-up row. No network: one short transaction."""
-    now = timezone.now()
-    try:
-        with transaction.atomic():
-            conversation_id = case_services.follow_up_conversation_id(follow_up_id)
-            if conversation_id is None:
-                return None  # cancelled, already fired, or vanished
-            claim = _claim(TriggerKind.FOLLOW_UP, follow_up_id, now, pk=conversation_id)
-            if claim is None:
-                return None
-            if claim.exhausted:
-                log.error(
-                    "follow-up turn gave up after its attempts",
-                    extra={"turn_id": str(claim.turn.pk)},
-                )
-                trace = {"gave_up": {"attempts": claim.turn.attempts}}
-                return claims.finish(
-                    claim,
-                    outcome=TurnOutcome.ERROR,
-                    trace=trace,
-                    error_code="attempts_exhausted",
-                    status=TurnStatus.FAILED,
-                )
-            conversation = claim.conversation
-            result = case_services.follow_up_fire(
-                follow_up_id=follow_up_id, conversation=conversation, turn=claim.turn
-            )
-            if result.sent:
-                conversation.save(update_fields=["last_message_at"])
-            outcome = TurnOutcome.REPLIED if result.sent else TurnOutcome.NO_REPLY
-            return claims.finish(claim, outcome=outcome, trace=result.trace)
-    except claims.ClaimRefused as refused:
-        refused.follow_up()
-        return None
-
-
-# --- claim and finish, shared by the three turns -------------------------------------------
-
-
-def _claim(kind: str, key: str, now: datetime, **lookup: object) -> Claim | None:
-    """The claim of a turn with one trigger and no lines (a case reply, a follow-up)."""
-    locked = claims.lock_conversation(kind, key, **lookup)
-    if locked is None:
-        return None
-    if locked.already_turned:
-        return claims.reclaim(locked.conversation, kind, key, now)
-    if locked.busy:
-        claims.wait_for_active_turn(locked.conversation, kind, key, now)
-        return None
-    return claims.create_turn(locked.conversation, kind, key, now)
-
-
-def _count_failed_claim(error: Exception, claim_again: Callable[[], object]) -> None:
-    """The claim's transaction failed after its claim (a guard's bug on a malformed line),
-    rolling back the turn's insert or takeover: the attempt would count for nothing and the
-    sweeper re-drive the line for a day. Claim again and give the lease back: the attempt
-    counts, and past ``TURN_MAX_ATTEMPTS`` the turn goes to the team (``attempts_exhausted``)."""
-    if isinstance(error, OperationalError | InterfaceError):
-        return  # the database itself: the task's own retry comes back
-    try:
-        with transaction.atomic():
-            again = claim_again()
-    except Exception:
-        log.warning("failed turn attempt not counted", exc_info=True)
-        return
-    if isinstance(again, tuple):  # (the claim, its lines)
-        claims.release(again[0])
-        log.error("turn failed in its claim", extra={"turn_id": str(again[0].turn.pk)})
+# --- the lease and the finish, shared by the turns ------------------------------------------
 
 
 class _LeaseKeeper(model_calls.Ledger):

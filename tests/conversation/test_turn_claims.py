@@ -88,14 +88,19 @@ def test_the_sweeper_answers_a_stored_line_whose_task_was_never_published(
     assert again.stranded_lines == 0 and len(replies()) == 1  # answered once
 
 
-def test_the_sweeper_leaves_lines_older_than_the_service_window(
+def test_the_sweeper_gives_lines_older_than_the_service_window_to_the_team_not_the_ai(
     world, settings, django_capture_on_commit_callbacks
 ):
+    # More in tests/conversation/test_no_line_unseen.py.
     post(world.channel_a, "oi", "sw-2", django_capture_on_commit_callbacks, run=False)
     much_later = timezone.now() + timedelta(seconds=settings.TURN_SWEEP_MAX_AGE_S + 60)
-    with django_capture_on_commit_callbacks(execute=True):
-        assert sweep_due_work(much_later).stranded_lines == 0
-    assert line("sw-2").turn_id is None
+    with (
+        time_machine.travel(much_later, tick=False),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        assert sweep_due_work().past_window == 1
+    assert line("sw-2").turn.outcome == "handoff"
+    assert replies() == [] and Handoff.objects.count() == 1
 
 
 def test_a_turn_whose_worker_died_is_re_driven_once_after_its_lease(
