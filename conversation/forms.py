@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import re
 from datetime import date
 from typing import Any
+from urllib.parse import urlsplit
 
 from django import forms
 from django.core.validators import RegexValidator
@@ -93,6 +95,8 @@ class AgentVersionForm(forms.Form):
         ),
     )
     publish = forms.BooleanField(label=_("Publicar esta versão"), required=False)
+    # The newest version when the page was drawn: saving over a newer one is refused (views).
+    based_on = forms.IntegerField(widget=forms.HiddenInput, required=False, min_value=0)
 
     def __init__(
         self,
@@ -104,8 +108,8 @@ class AgentVersionForm(forms.Form):
     ) -> None:
         super().__init__(*args, **kwargs)
         today = today or timezone.localdate()
-        keep = current_model or str(self.initial.get("model") or "")
-        keep = "" if keep == OFFLINE_MODEL else keep
+        # Only a saved version's model is kept outside the list (a new agent's default is not).
+        keep = "" if current_model == OFFLINE_MODEL else current_model
         claude = [
             (name, _model_label(state))
             for name, state in catalog.choosable_models(org_settings, today, keep=keep)
@@ -229,6 +233,42 @@ session_validator = RegexValidator(
     r"^[A-Za-z0-9_.-]{1,64}$", _("Use letras, números, “-”, “_” ou “.”, sem espaços.")
 )
 KEEP_SECRET = _("Deixe em branco para manter o que está guardado.")
+# Identifiers typed on a phone: no capital, no "correction" (sessions are case-sensitive).
+VERBATIM = {"autocapitalize": "none", "autocorrect": "off", "spellcheck": "false"}
+DIGITS = {**VERBATIM, "inputmode": "numeric"}
+# A server as this one reaches it: a public name, an IP, a container's name ("waha", "waha_1").
+_HOST = re.compile(r"^[a-z0-9]([a-z0-9_.-]*[a-z0-9])?\.?$|^[0-9a-f.]*:[0-9a-f:.]*$")
+
+
+def validate_api_address(value: str) -> None:
+    """http(s), a host as Docker or a LAN names it (``http://waha:3000``, docs/whatsapp.md),
+    no user or password in it (a key goes in its own, encrypted, field)."""
+    try:
+        parts = urlsplit(value)
+        ok = parts.port != 0 and parts.scheme in ("http", "https")  # a bad port raises
+    except ValueError:
+        parts, ok = urlsplit(""), False
+    if parts.username is not None or parts.password is not None:
+        raise forms.ValidationError(
+            _("Não ponha usuário nem senha no endereço: a chave vai no campo da chave da API.")
+        )
+    if not ok or not _HOST.match(parts.hostname or ""):
+        raise forms.ValidationError(
+            _("Use um endereço http:// ou https://, como http://waha:3000.")
+        )
+
+
+class ApiAddressField(forms.URLField):
+    default_validators = [validate_api_address]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(assume_scheme="https", max_length=200, **kwargs)  # the model's 200
+
+
+def origin(url: str) -> tuple[str, str]:
+    """(scheme, host:port) of an address: where a stored key is sent."""
+    parts = urlsplit(url or "")
+    return parts.scheme.lower(), parts.netloc.lower()
 
 
 def _secret(label: Any, *, required: bool, help_text: Any = "") -> forms.CharField:
@@ -273,9 +313,8 @@ class _ChannelForm(forms.Form):
 
 
 class WahaChannelForm(_ChannelForm):
-    api_base_url = forms.URLField(
+    api_base_url = ApiAddressField(
         label=_("URL da API do WAHA"),
-        assume_scheme="https",
         help_text=_("O endereço onde o WAHA responde, ex.: https://waha.suaempresa.com.br"),
     )
     external_id = forms.CharField(
@@ -284,6 +323,7 @@ class WahaChannelForm(_ChannelForm):
         max_length=64,
         validators=[session_validator],
         help_text=_("O nome da sessão no painel do WAHA (Sessions)."),
+        widget=forms.TextInput(attrs=VERBATIM),
     )
     api_token = _secret(
         _("Chave da API (X-Api-Key)"),
@@ -298,11 +338,13 @@ class MetaChannelForm(_ChannelForm):
         label=_("ID do número de telefone (Phone number ID)"),
         max_length=32,
         validators=[digits_validator],
+        widget=forms.TextInput(attrs=DIGITS),
     )
     business_account_id = forms.CharField(
         label=_("ID da conta do WhatsApp Business (WABA ID)"),
         max_length=32,
         validators=[digits_validator],
+        widget=forms.TextInput(attrs=DIGITS),
     )
     api_token = _secret(
         _("Token de acesso do usuário do sistema"),
@@ -332,15 +374,18 @@ class MetaChannelForm(_ChannelForm):
 
 
 class ChannelSettingsForm(forms.Form):
-    """A connected channel's settings; secrets left blank keep the stored ones."""
+    """A connected channel's settings; secrets left blank keep the stored ones — except the
+    WAHA key when the address moves to another server: the stored key is only ever sent
+    where it was typed for (a "Testar conexão" would hand it to the new server)."""
 
     name = forms.CharField(label=_("Nome do canal"), max_length=120)
     phone_number = forms.CharField(
         label=_("Número (só para exibir)"), max_length=32, required=False
     )
 
-    def __init__(self, *args: Any, provider: str, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, provider: str, stored_key: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.stored_key = stored_key
         if provider == "waha":
             for name in ("api_base_url", "external_id"):
                 self.fields[name] = copy.deepcopy(WahaChannelForm.base_fields[name])
@@ -361,6 +406,20 @@ class ChannelSettingsForm(forms.Form):
     def initial_from(cls, channel: ChannelSession) -> dict[str, Any]:
         names = ("name", "phone_number", "api_base_url", "external_id", "business_account_id")
         return {n: getattr(channel, n) for n in names}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        address = data.get("api_base_url")
+        moved = address and origin(address) != origin(str(self.initial.get("api_base_url", "")))
+        if moved and self.stored_key and not data.get("api_token"):
+            self.add_error(
+                "api_token",
+                _(
+                    "O endereço mudou de servidor: digite a chave da API de novo. A chave "
+                    "guardada só é enviada ao servidor para o qual foi informada."
+                ),
+            )
+        return data
 
 
 class ChannelAssignForm(forms.Form):

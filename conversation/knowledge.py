@@ -92,23 +92,68 @@ def search_knowledge(
             .filter(rank__gt=0.0)
             .order_by("-rank")[:limit]
         )
-        return [KnowledgeHit(d.pk, d.title, d.body[:PASSAGE_CHARS], float(d.rank)) for d in rows]
+        return [KnowledgeHit(d.pk, d.title, passage(d.body, query), float(d.rank)) for d in rows]
     return _token_overlap(list(docs.only("id", "title", "body")), query, limit)
 
 
+def _wanted(query: str) -> set[str]:
+    return {t for t in normalize(query).split() if t not in _STOPWORDS and len(t) > 2}
+
+
+def _score(text: str, wanted: set[str]) -> float:
+    words = set(normalize(text).split())
+    stems = {w[:5] for w in words}
+    return sum(1.0 if t in words else 0.6 if t[:5] in stems else 0.0 for t in wanted)
+
+
 def _token_overlap(docs: list[KnowledgeDocument], query: str, limit: int) -> list[KnowledgeHit]:
-    wanted = {t for t in normalize(query).split() if t not in _STOPWORDS and len(t) > 2}
+    wanted = _wanted(query)
     if not wanted:
         return []
     scored = []
     for doc in docs:
-        words = set(normalize(f"{doc.title} {doc.title} {doc.body}").split())
-        stems = {w[:5] for w in words}
-        score = sum(1.0 if t in words else 0.6 if t[:5] in stems else 0.0 for t in wanted)
+        score = _score(f"{doc.title} {doc.title} {doc.body}", wanted)
         if score > 0:
             scored.append((score / len(wanted), doc))
     scored.sort(key=lambda pair: -pair[0])
-    return [KnowledgeHit(d.pk, d.title, d.body[:PASSAGE_CHARS], s) for s, d in scored[:limit]]
+    return [KnowledgeHit(d.pk, d.title, passage(d.body, query), s) for s, d in scored[:limit]]
+
+
+def passage(body: str, query: str) -> str:
+    """What of ``body`` the model reads (at most ``PASSAGE_CHARS``): all of it when it fits;
+    else from the line that best matches ``query`` — with the short line above it (a
+    heading, a FAQ's question) — or, in one long line, from just before the first match;
+    the body's start when no line matches. Cut at a word."""
+    if len(body) <= PASSAGE_CHARS:
+        return body
+    wanted, best, best_score = _wanted(query), None, 0.0
+    for line in re.finditer(r"[^\n]+", body):
+        score = _score(line.group(), wanted) if wanted else 0.0
+        if score > best_score:
+            best, best_score = line, score
+    if best is None:
+        return _cut(body)
+    start = best.start()
+    if best.end() - start > PASSAGE_CHARS:
+        words = re.finditer(r"\w+", best.group())
+        first = next((w.start() for w in words if _score(w.group(), wanted)), 0)
+        start += max(0, first - PASSAGE_CHARS // 4)
+        space = re.compile(r"\s").search(body, start, best.start() + first)
+        start = space.start() if space else start
+    elif start > 0:
+        above = body.rfind("\n", 0, start - 1) + 1
+        if body[above:start].strip() and start - above <= PASSAGE_CHARS // 4:
+            start = above
+    return _cut(body[start:].lstrip())
+
+
+def _cut(text: str) -> str:
+    if len(text) <= PASSAGE_CHARS:
+        return text.rstrip()
+    cut = text[:PASSAGE_CHARS]
+    if not text[PASSAGE_CHARS].isspace() and re.search(r"\s", cut):
+        cut = re.split(r"\s(?=\S*$)", cut)[0]
+    return cut.rstrip()
 
 
 def format_hits(hits: list[KnowledgeHit]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.contrib import messages
 from django.db import transaction
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts.access import access, role_required
 from accounts.pages import editable
 from conversation import selectors, services
+from conversation.agents import generic_model
 from conversation.forms import (
     AgentCreateForm,
     AgentVersionForm,
@@ -41,10 +43,13 @@ def agents(request: PageRequest) -> HttpResponse:
 @role_required("admin")
 @require_http_methods(["GET", "POST"])
 def agent_create(request: PageRequest) -> HttpResponse:
+    org_settings = request.membership.organization.settings
+    # The default model within the organization's enabled list (never one it switched off).
+    initial = {"publish": True, "model": generic_model(org_settings)}
     form = AgentCreateForm(
         request.POST or None,
-        initial=AgentCreateForm.initial_from(None) | {"publish": True},
-        org_settings=request.membership.organization.settings,
+        initial=AgentCreateForm.initial_from(None) | initial,
+        org_settings=org_settings,
     )
     if request.method == "POST" and form.is_valid():
         agent = services.agent_create(
@@ -76,13 +81,8 @@ def agent_detail(request: PageRequest, agent_id: uuid.UUID) -> HttpResponse:
     }
     if request.method == "POST":
         form = AgentVersionForm(request.POST, **model_choices)
-        if form.is_valid():
-            with transaction.atomic():  # a version saved "and published" is both or neither
-                version = services.agent_version_create(
-                    agent=agent, actor=request.user, **form.version_fields()
-                )
-                if form.cleaned_data["publish"]:
-                    services.agent_publish(agent=agent, version=version, actor=request.user)
+        version = _save_version(request, agent, form) if form.is_valid() else None
+        if version is not None:
             if form.cleaned_data["publish"]:
                 messages.success(
                     request, _("Versão %(n)s salva e publicada.") % {"n": version.number}
@@ -92,9 +92,13 @@ def agent_detail(request: PageRequest, agent_id: uuid.UUID) -> HttpResponse:
                     request, _("Versão %(n)s salva (não publicada).") % {"n": version.number}
                 )
             return redirect("conversation:agent_detail", agent_id=agent.pk)
+        if not form.errors:  # valid, but someone saved a version since the page was drawn
+            form = _stale_form(request, agent, model_choices)
     else:
+        latest = versions[0] if versions else None
         form = AgentVersionForm(
-            initial=AgentVersionForm.initial_from(versions[0] if versions else None),
+            initial=AgentVersionForm.initial_from(latest)
+            | {"based_on": latest.number if latest else 0},
             **model_choices,
         )
     can_edit = editable(membership, "admin", form)
@@ -106,6 +110,50 @@ def agent_detail(request: PageRequest, agent_id: uuid.UUID) -> HttpResponse:
         "model_lifecycles": _model_lifecycles(agent, versions),
     }
     return _page(request, "conversation/agent_detail.html", context)
+
+
+def _save_version(
+    request: PageRequest, agent: Agent, form: AgentVersionForm
+) -> AgentVersion | None:
+    """The new version (published too when asked: both or neither), or None when someone
+    saved a version since the form was drawn (``based_on``): the later save would bury it
+    without anyone having read it. Checked under the agent's row lock, as the numbering."""
+    with transaction.atomic():
+        Agent.objects.select_for_update().filter(pk=agent.pk).first()
+        latest = agent.versions.order_by("-number").values_list("number", flat=True).first()
+        based_on = form.cleaned_data.get("based_on")
+        if based_on is not None and based_on != (latest or 0):
+            return None
+        version = services.agent_version_create(
+            agent=agent, actor=request.user, **form.version_fields()
+        )
+        if form.cleaned_data["publish"]:
+            services.agent_publish(agent=agent, version=version, actor=request.user)
+    return version
+
+
+def _stale_form(
+    request: PageRequest, agent: Agent, model_choices: dict[str, Any]
+) -> AgentVersionForm:
+    """The member's form as typed, now based on the newest version, saying why it was not
+    saved: saving it again (knowingly) goes through."""
+    newest = agent.versions.order_by("-number").first()
+    number = newest.number if newest else 0
+    data = request.POST.copy()
+    data["based_on"] = str(number)
+    form = AgentVersionForm(data, **model_choices)
+    form.is_valid()
+    who = newest.created_by.get_username() if newest and newest.created_by else ""
+    form.add_error(
+        None,
+        _(
+            "Outra pessoa salvou a versão %(n)s enquanto você editava%(who)s: nada foi salvo. "
+            "Confira a versão %(n)s no histórico; o seu texto continua abaixo e, salvo de novo, "
+            "vira a versão seguinte."
+        )
+        % {"n": number, "who": f" ({who})" if who else ""},
+    )
+    return form
 
 
 def _model_lifecycles(agent: Agent, versions: list[AgentVersion]) -> list[catalog.Lifecycle]:
@@ -121,8 +169,32 @@ def _model_lifecycles(agent: Agent, versions: list[AgentVersion]) -> list[catalo
 def agent_version_publish(
     request: PageRequest, agent_id: uuid.UUID, version_id: uuid.UUID
 ) -> HttpResponse:
-    agent = access(Agent.objects.all(), request.membership, pk=agent_id)
+    agent = access(
+        Agent.objects.select_related("published_version"), request.membership, pk=agent_id
+    )
     version = access(AgentVersion.objects.all(), request.membership, pk=version_id, agent=agent)
-    services.agent_publish(agent=agent, version=version, actor=request.user)
-    messages.success(request, _("Versão %(n)s publicada.") % {"n": version.number})
+    refusal = _model_refusal(request, agent, version)
+    if refusal:
+        messages.error(request, refusal)
+    else:
+        services.agent_publish(agent=agent, version=version, actor=request.user)
+        messages.success(request, _("Versão %(n)s publicada.") % {"n": version.number})
     return redirect("conversation:agent_detail", agent_id=agent.pk)
+
+
+def _model_refusal(request: PageRequest, agent: Agent, version: AgentVersion) -> str:
+    """Why ``version`` may not be published (a rollback included): its Claude model is not
+    among those the organization enables today or is past its end of life — the agent form
+    refuses them too. The model answering now may stay. "" when it may."""
+    if version.provider != ModelProvider.ANTHROPIC:
+        return ""
+    published = agent.published_version
+    keep = published.model if published and published.provider == version.provider else ""
+    org_settings = request.membership.organization.settings
+    choosable = catalog.choosable_models(org_settings, timezone.localdate(), keep=keep)
+    if version.model in {name for name, _state in choosable}:
+        return ""
+    return _(
+        "A versão %(n)s usa o modelo %(model)s, que não está liberado para a organização ou "
+        "chegou ao fim de vida. Crie uma versão com outro modelo e publique-a."
+    ) % {"n": version.number, "model": version.model}

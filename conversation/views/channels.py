@@ -12,7 +12,6 @@ import secrets
 import uuid
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.contrib import messages
 from django.core.cache import cache
@@ -32,8 +31,16 @@ from conversation.forms import (
     ChannelSettingsForm,
     MetaChannelForm,
     WahaChannelForm,
+    origin,
 )
-from conversation.models import Agent, ChannelSession, Provider
+from conversation.models import (
+    Agent,
+    ChannelSession,
+    Conversation,
+    ConversationStatus,
+    Provider,
+)
+from conversation.views import channel_words
 from conversation.views._common import PageRequest, _fragments, _page
 from routers import services as router_services
 from routers.errors import RouterAlreadyExists, RouterInvalid
@@ -88,33 +95,61 @@ def _connect(request: PageRequest, provider: str) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         once_key = f"channel-connect:{request.membership.pk}:{form.cleaned_data['form_id']}"
-        if not cache.add(once_key, 1, timeout=FORM_ONCE_S):
+        sent = cache.get(once_key) is not None
+        taken = None if sent else _connected(request, provider, form.cleaned_data)
+        # The key is taken only by a form that connects: fixed after a refusal, it still can.
+        if sent or (taken is None and not cache.add(once_key, 1, FORM_ONCE_S)):
             messages.info(request, _("Este formulário já foi enviado: o canal já foi conectado."))
             return redirect("conversation:channels")
-        fields = form.channel_fields()
-        shown: dict[str, str] = {}
-        if provider == Provider.WAHA:
-            fields["webhook_secret"] = shown["webhook_secret"] = secrets.token_urlsafe(32)
-        elif not fields.get("webhook_verify_token"):
-            fields["webhook_verify_token"] = shown["verify_token"] = secrets.token_urlsafe(24)
-        channel = services.channel_create(
-            organization=request.membership.organization,
-            name=form.cleaned_data["name"],
-            provider=provider,
-            actor=request.user,
-            **fields,
-        )
-        return _secret_page(request, channel, shown, created=True)
+        if taken is None:
+            return _create(request, form, provider)
+        form.add_error("external_id", channel_words.already_connected(taken))
     context = {"form": form, "provider": provider}
     return _page(request, "conversation/channels_connect.html", context)
+
+
+def _create(
+    request: PageRequest, form: WahaChannelForm | MetaChannelForm, provider: str
+) -> HttpResponse:
+    fields = form.channel_fields()
+    shown: dict[str, str] = {}
+    if provider == Provider.WAHA:
+        fields["webhook_secret"] = shown["webhook_secret"] = secrets.token_urlsafe(32)
+    elif not fields.get("webhook_verify_token"):
+        fields["webhook_verify_token"] = shown["verify_token"] = secrets.token_urlsafe(24)
+    channel = services.channel_create(
+        organization=request.membership.organization,
+        name=form.cleaned_data["name"],
+        provider=provider,
+        actor=request.user,
+        **fields,
+    )
+    return _secret_page(request, channel, shown, created=True)
+
+
+def _connected(request: PageRequest, provider: str, data: dict[str, Any]) -> ChannelSession | None:
+    """The organization's active channel of the same number: the same Meta phone number id,
+    or the same session of the same WAHA server."""
+    same = scoped(
+        ChannelSession.objects.filter(
+            provider=provider, external_id=data["external_id"], is_active=True
+        ),
+        request.membership,
+    )
+    if provider == Provider.WAHA:
+        where = origin(data["api_base_url"])
+        return next((c for c in same if origin(c.api_base_url) == where), None)
+    return same.first()
 
 
 def _secret_page(
     request: PageRequest, channel: ChannelSession, shown: dict[str, str], *, created: bool
 ) -> HttpResponse:
+    url = webhook_url(request, channel)
     context = {
         "channel": channel,
-        "webhook_url": webhook_url(request, channel),
+        "webhook_url": url,
+        "webhook_warning": channel_words.webhook_url_warning(url, channel.provider),
         "shown": shown,
         "created": created,
     }
@@ -130,6 +165,7 @@ def channel_detail(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
     form = ChannelSettingsForm(
         request.POST or None,
         provider=channel.provider,
+        stored_key=bool(channel.api_token),
         initial=ChannelSettingsForm.initial_from(channel),
     )
     if request.method == "POST" and form.is_valid():
@@ -145,20 +181,29 @@ def channel_detail(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
 def _detail_context(
     request: PageRequest, channel: ChannelSession, form: ChannelSettingsForm
 ) -> dict[str, Any]:
-    routers = list(scoped(Router.objects.order_by("name"), request.membership))
+    ordered = Router.objects.select_related("channel").order_by("name")
+    routers = list(scoped(ordered, request.membership))
     active = next((r for r in routers if r.is_active and r.channel_id == channel.pk), None)
     answered_by = (
         f"router:{active.pk}"
         if active
         else (f"agent:{channel.agent_id}" if channel.agent_id else "")
     )
-    assign = _assign_form(request, routers, initial={"answered_by": answered_by})
+    assign = _assign_form(request, routers, channel, initial={"answered_by": answered_by})
+    url = webhook_url(request, channel)
+    open_count = (
+        scoped(Conversation.objects.filter(channel=channel), request.membership)
+        .exclude(status=ConversationStatus.CLOSED)
+        .count()
+    )
     return {
         "channel": channel,
         "form": form,
         "assign_form": assign,
         "active_router": active,
-        "webhook_url": webhook_url(request, channel),
+        "webhook_url": url,
+        "webhook_warning": channel_words.webhook_url_warning(url, channel.provider),
+        "deactivate_question": channel_words.deactivate_question(open_count),
         "has_api_token": bool(channel.api_token),
         "has_webhook_secret": bool(channel.webhook_secret),
         "has_verify_token": bool(channel.webhook_verify_token),
@@ -166,10 +211,15 @@ def _detail_context(
 
 
 def _assign_form(
-    request: PageRequest, routers: Iterable[Router], *args: Any, **kwargs: Any
+    request: PageRequest,
+    routers: Iterable[Router],
+    channel: ChannelSession,
+    *args: Any,
+    **kwargs: Any,
 ) -> ChannelAssignForm:
-    """The "who answers" form, choosing among the org's agents and ``routers``."""
-    choices = [(str(r.pk), r.name) for r in routers]
+    """The "who answers" form, choosing among the org's agents and ``routers`` — a router
+    that answers another number says so (choosing it takes it from there)."""
+    choices = [(str(r.pk), channel_words.router_label(r, channel)) for r in routers]
     return ChannelAssignForm(*args, agents=_agents(request), routers=choices, **kwargs)
 
 
@@ -177,8 +227,8 @@ def _assign_form(
 @require_POST
 def channel_assign(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
     channel = _channel(request, channel_id)
-    routers = scoped(Router.objects.all(), request.membership)
-    form = _assign_form(request, routers, request.POST)
+    routers = scoped(Router.objects.select_related("channel"), request.membership)
+    form = _assign_form(request, routers, channel, request.POST)
     if not form.is_valid():
         messages.error(request, _("Escolha um agente, um roteador ou o assistente genérico."))
         return redirect("conversation:channel_detail", channel_id=channel.pk)
@@ -193,12 +243,18 @@ def channel_assign(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
                         router=router, actor=request.user, is_active=False
                     )
             if chosen is not None:
+                # Active on another number: it leaves that one (one channel per router).
+                left = chosen.channel if chosen.is_active and chosen.channel_id else None
                 router_services.router_update(
                     router=chosen, actor=request.user, channel=channel, is_active=True
                 )
-                messages.success(
-                    request, _("O roteador «%(name)s» responde neste número.") % {"name": chosen}
-                )
+                text = _("O roteador «%(name)s» responde neste número.") % {"name": chosen}
+                if left is not None and left.pk != channel.pk:
+                    text += " " + _(
+                        "Ele deixou de responder em «%(channel)s»: lá, volta a responder o "
+                        "agente do canal."
+                    ) % {"channel": left.name}
+                messages.success(request, text)
             else:
                 agent = _agents(request).get(pk=pk) if kind == "agent" else None
                 services.channel_update(channel=channel, actor=request.user, agent=agent)
@@ -220,7 +276,13 @@ def channel_set_active(request: PageRequest, channel_id: uuid.UUID) -> HttpRespo
     if channel.is_active:
         messages.success(request, _("Canal ativado: os webhooks voltam a ser aceitos."))
     else:
-        messages.success(request, _("Canal desativado: webhooks recusados e nada é enviado."))
+        messages.success(
+            request,
+            _(
+                "Canal desativado: os webhooks são recusados e as mensagens dos clientes "
+                "deixam de chegar."
+            ),
+        )
     return redirect("conversation:channel_detail", channel_id=channel.pk)
 
 
@@ -237,7 +299,7 @@ def channel_new_secret(request: PageRequest, channel_id: uuid.UUID) -> HttpRespo
 @require_POST
 def channel_test(request: PageRequest, channel_id: uuid.UUID) -> HttpResponse:
     channel = _channel(request, channel_id)
-    ok, text = describe_probe(channel, run_probe(channel))
+    ok, text = channel_words.describe_probe(channel, run_probe(channel))
     if request.htmx:
         context = {"ok": ok, "text": text}
         return _fragments(request, ("conversation/channels_probe.html", context))
@@ -258,78 +320,3 @@ def run_probe(channel: ChannelSession) -> ProbeResult | None:
             base_url=channel.api_base_url,
         )
     return None
-
-
-def describe_probe(channel: ChannelSession, result: ProbeResult | None) -> tuple[bool, str]:
-    """(ok, what to tell the admin in pt-BR)."""
-    if result is None:
-        return True, _("O simulador não depende de provedor: está sempre pronto.")
-    d = result.details
-    waha = channel.provider == Provider.WAHA
-    host = urlsplit(channel.api_base_url).netloc or channel.api_base_url or "graph.facebook.com"
-    names: dict[str, object] = {
-        "session": channel.external_id,
-        "status": d.get("status", ""),
-        "host": host,
-        "phone": d.get("phone", ""),
-        "name": d.get("name", ""),
-        "http": result.http_status,
-    }
-    if result.ok:
-        if waha:
-            text = _("Conectado: a sessão “%(session)s” está funcionando.") % names
-        else:
-            text = _("Conectado: %(name)s (%(phone)s).") % names
-        if waha and d.get("phone"):
-            text += " " + _("Número: %(phone)s.") % names
-        return True, text
-    messages_by_code = {
-        "invalid_config": (
-            _("Faltam dados: informe a URL da API e a sessão.")
-            if waha
-            else _("Faltam dados: informe o ID do número e o token de acesso.")
-        ),
-        "unauthorized": (
-            _("A chave da API foi recusada (401). Confira a WAHA_API_KEY do seu WAHA.")
-            if waha
-            else _(
-                "O token foi recusado (401): está errado, expirou ou foi revogado. "
-                "Gere um novo token do usuário do sistema."
-            )
-        ),
-        "forbidden": (
-            _("Acesso negado (403): esta chave não pode ler a sessão.")
-            if waha
-            else _(
-                "O token não tem acesso a este número (403). Dê ao usuário do sistema "
-                "acesso à conta do WhatsApp e as permissões whatsapp_business_messaging "
-                "e whatsapp_business_management."
-            )
-        ),
-        "not_found": (
-            _("A sessão “%(session)s” não existe neste WAHA (404). Crie-a ou corrija o nome.")
-            if waha
-            else _(
-                "Este ID de número não existe ou o token não o enxerga. Copie o “Phone "
-                "number ID” em WhatsApp › Configuração da API."
-            )
-        )
-        % names,
-        "not_working": (
-            _("A sessão existe, mas aguarda o QR code: escaneie-o no painel do WAHA.")
-            if d.get("status") == "SCAN_QR_CODE"
-            else _("A sessão existe, mas está “%(status)s”: inicie-a no painel do WAHA.") % names
-        ),
-        "unreachable": _(
-            "Não foi possível conectar a %(host)s. Confira a URL e se o servidor está no ar "
-            "e acessível a partir daqui."
-        )
-        % names,
-        "timeout": _("%(host)s não respondeu a tempo. Tente de novo em instantes.") % names,
-        "provider_error": _("O provedor respondeu com erro (HTTP %(http)s). Tente de novo.")
-        % names,
-        "unexpected_response": _(
-            "A resposta não é a esperada: confira se a URL aponta para a API do provedor."
-        ),
-    }
-    return False, str(messages_by_code.get(result.code, messages_by_code["provider_error"]))

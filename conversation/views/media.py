@@ -9,6 +9,7 @@ with ``nosniff`` and a sandboxing CSP, so a file never runs as a page of ours.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +30,8 @@ from conversation.models import ChannelSession, Conversation, Message, Provider,
 from conversation.outbox import media as outbox_media
 from conversation.outbox import templates as outbox_templates
 from conversation.views._common import PageRequest, _page
+
+log = logging.getLogger(__name__)
 
 _UNAVAILABLE = {
     "no_media": (404, gettext_lazy("Esta mensagem não tem arquivo.")),
@@ -93,19 +96,42 @@ def _template_key(value: str) -> tuple[str, str]:
     return name.strip(), language.strip()
 
 
-# What staff may upload: what WhatsApp accepts as an image or a document.
-UPLOAD_TYPES = frozenset(
-    {
-        "image/jpeg",
-        "image/png",
-        "application/pdf",
-        "text/plain",
-        "application/msword",
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        "application/vnd.ms-excel",
-        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    }
-)
+# What staff may upload: what WhatsApp accepts as an image or a document, told by the file's
+# first bytes (a browser's declared type is a guess: a phone often says octet-stream, and
+# anyone can call a page a PDF). A zip or an OLE file is the Office type its name says.
+_IMAGES = frozenset({"image/jpeg", "image/png"})
+_OFFICE = {
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".doc": "application/msword",
+    ".xls": "application/vnd.ms-excel",
+}
+# Meta refuses larger images (WhatsApp Cloud API, supported media types).
+META_IMAGE_MAX_BYTES = 5 * 1024 * 1024
+
+
+def sniffed_type(upload: Any) -> str:
+    """The upload's type from its content (and, for a zip or OLE file, its name), "" when it
+    is nothing staff may send."""
+    upload.seek(0)
+    head = upload.read(1024)
+    upload.seek(0)
+    suffix = "." + str(upload.name or "").rpartition(".")[2].lower()
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith(b"\x89PNG\r\n"):
+        return "image/png"
+    if head.startswith(b"%PDF-"):
+        return "application/pdf"
+    if head.startswith(b"PK\x03\x04") and suffix in (".docx", ".xlsx"):
+        return _OFFICE[suffix]
+    if head.startswith(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1") and suffix in (".doc", ".xls"):
+        return _OFFICE[suffix]
+    declared = str(upload.content_type or "").split(";")[0].strip().lower()
+    text = suffix == ".txt" or declared == "text/plain"
+    if text and b"\x00" not in head and not head.lstrip().startswith(b"<"):
+        return "text/plain"
+    return ""
 
 
 class MediaSendForm(forms.Form):
@@ -116,6 +142,10 @@ class MediaSendForm(forms.Form):
     file = forms.FileField(required=False)
     caption = forms.CharField(max_length=1024, required=False)
     filename = forms.CharField(max_length=200, required=False)
+
+    def __init__(self, *args: Any, provider: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.provider = provider
 
     def clean_url(self) -> str:
         url = str(self.cleaned_data.get("url") or "")
@@ -129,14 +159,34 @@ class MediaSendForm(forms.Form):
             return None
         if upload.size > outbox_media.max_bytes():
             raise forms.ValidationError(gettext_lazy("O arquivo passa do tamanho máximo."))
-        if (upload.content_type or "").split(";")[0].strip().lower() not in UPLOAD_TYPES:
-            raise forms.ValidationError(gettext_lazy("Tipo de arquivo não aceito."))
+        self.cleaned_data["mime_type"] = sniffed_type(upload)
+        if not self.cleaned_data["mime_type"]:
+            raise forms.ValidationError(
+                gettext_lazy(
+                    "Tipo de arquivo não aceito: envie JPEG, PNG, PDF, TXT, Word ou Excel."
+                )
+            )
         return upload
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if not self.errors and not data.get("url") and data.get("file") is None:
+        upload, mime = data.get("file"), data.get("mime_type", "")
+        if not self.errors and not data.get("url") and upload is None:
             raise forms.ValidationError(gettext_lazy("Envie um arquivo ou informe o link."))
+        if upload is not None and data.get("kind") == "image":
+            if mime not in _IMAGES:
+                self.add_error(
+                    "file",
+                    gettext_lazy(
+                        "Para ir como imagem, o arquivo precisa ser JPEG ou PNG; envie os "
+                        "outros como documento."
+                    ),
+                )
+            elif self.provider == Provider.META and upload.size > META_IMAGE_MAX_BYTES:
+                self.add_error(
+                    "file",
+                    gettext_lazy("A Meta aceita imagens de até 5 MB; envie-a como documento."),
+                )
         return data
 
 
@@ -188,9 +238,17 @@ def message_media(request: PageRequest, message_id: uuid.UUID) -> HttpResponse:
             url = reverse("conversation:conversation_detail", args=[message.conversation_id])
             return redirect(f"{url}#msg-{message.pk}")
         return HttpResponse(str(text), status=status, content_type="text/plain; charset=utf-8")
+    try:
+        handle = message.media_file.open("rb")
+    except OSError:
+        # The row names a file this server's storage does not have (another host's local
+        # MEDIA_ROOT, a restored database, a bucket rule): say so, not a server error.
+        log.warning("stored media missing", extra={"message_id": str(message.pk)})
+        gone = _("O arquivo não está mais guardado neste servidor.")
+        return HttpResponse(gone, status=404, content_type="text/plain; charset=utf-8")
     inline = served_inline(stored.mime_type)
     response = FileResponse(
-        message.media_file.open("rb"),
+        handle,
         content_type=stored.mime_type if inline else "application/octet-stream",
         as_attachment=not inline,
         filename=stored.filename,
@@ -206,7 +264,7 @@ def message_media(request: PageRequest, message_id: uuid.UUID) -> HttpResponse:
 @require_POST
 def conversation_send_media(request: PageRequest, conversation_id: uuid.UUID) -> HttpResponse:
     conversation = _conversation(request, conversation_id)
-    form = MediaSendForm(request.POST, request.FILES)
+    form = MediaSendForm(request.POST, request.FILES, provider=conversation.channel.provider)
     if form.is_valid():
         data = form.cleaned_data
         outbox_media.outbound_media_enqueue(
@@ -216,6 +274,7 @@ def conversation_send_media(request: PageRequest, conversation_id: uuid.UUID) ->
             upload=data["file"],
             caption=data["caption"],
             filename=data["filename"],
+            mime_type=data.get("mime_type", ""),
             sender_kind=SenderKind.HUMAN,
             actor=request.user,
         )
