@@ -9,8 +9,64 @@ request timeout stays short.
 
 from __future__ import annotations
 
-import multiprocessing
+import logging
+import math
 import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from gunicorn import glogging
+
+
+def _cgroup_cpu_limit(cgroup_root: Path, proc_cgroup: Path) -> float | None:
+    """The tightest CPU quota (in cores) over this process's cgroup and its parents —
+    cgroup v2 ``cpu.max`` (``200000 100000`` = 2 cores), else v1 ``cpu.cfs_quota_us`` —
+    or None when nothing limits it. A container started with ``--cpus 2`` sees the host's
+    cores everywhere else."""
+    limits: list[float] = []
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        lines = []
+    own = next((line.split(":", 2)[2] for line in lines if line.startswith("0::")), "/")
+    directory = cgroup_root / own.lstrip("/")
+    while True:
+        try:
+            quota, period = (directory / "cpu.max").read_text().split()[:2]
+            if quota != "max" and int(period) > 0:
+                limits.append(int(quota) / int(period))
+        except (OSError, ValueError):
+            pass
+        if directory == cgroup_root or cgroup_root not in directory.parents:
+            break
+        directory = directory.parent
+    try:  # cgroup v1
+        quota_us = int((cgroup_root / "cpu" / "cpu.cfs_quota_us").read_text())
+        period_us = int((cgroup_root / "cpu" / "cpu.cfs_period_us").read_text())
+        if quota_us > 0 and period_us > 0:
+            limits.append(quota_us / period_us)
+    except (OSError, ValueError):
+        pass
+    return min(limits) if limits else None
+
+
+def available_cpus(
+    cgroup_root: Path = Path("/sys/fs/cgroup"), proc_cgroup: Path = Path("/proc/self/cgroup")
+) -> int:
+    """The cores this process may really use: its CPU affinity (``taskset``, a cpuset),
+    capped by its cgroup's CPU quota, rounded up. ``multiprocessing.cpu_count()`` counts the
+    host's: on a 64-core host a container limited to 2 cores started 128 workers of ~170 MB
+    each and was killed for memory before it served a page."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    limit = _cgroup_cpu_limit(cgroup_root, proc_cgroup)
+    if limit is not None:
+        cpus = min(cpus, math.ceil(limit))
+    return max(1, cpus)
+
 
 bind = os.environ.get("BIND", "0.0.0.0:8000")
 # Two processes of two threads per core. A webhook ack is ~3.5 ms of Python, so threads of
@@ -18,7 +74,7 @@ bind = os.environ.get("BIND", "0.0.0.0:8000")
 # 20 s of acks, the web tier alone) the ack p99 was 71-107 ms with 2 processes x 8 threads,
 # 50 ms with 4 x 4, 184 ms with 5 x 4 (the old default, 2 x cores + 1 of 4), 29 ms with 3 x 2
 # and 25, 27 and once 268 ms with 4 x 2, at the same p50 (5-7 ms) and 170 MB per process.
-workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2))
+workers = int(os.environ.get("WEB_CONCURRENCY", available_cpus() * 2))
 worker_class = "gthread"
 threads = int(os.environ.get("WEB_THREADS", "2"))
 timeout = int(os.environ.get("WEB_TIMEOUT_S", "30"))
@@ -32,7 +88,56 @@ keepalive = 5
 # requests is a restart every few minutes per worker at that rate, outside the p99.
 max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "50000"))
 max_requests_jitter = max_requests // 10
-# Django's JSON logs carry the request id; gunicorn's own access log is off unless asked for.
+
+
+class JsonLogger(glogging.Logger):
+    """gunicorn's own lines as the project's JSON. gunicorn writes its error log (boot,
+    worker timeouts and kills, "Error handling request <uri>") in plain text and its access
+    log as Apache's combined format, whose request line and Referer carry query strings — a
+    password-reset token (``?t=``), an invitation code (``?c=``), Meta's
+    ``hub.verify_token``. Here both are one JSON object a line (``accounts.logging``)
+    through the application's redacting filter (``config/settings/log_redaction.py``), and
+    an access line holds the method, the path without its query, the status, the duration,
+    the bytes sent and the request id the application answered with (``X-Request-Id``).
+    The project is imported when the arbiter builds its logger, after gunicorn has put the
+    working directory on the import path."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        from accounts.logging import JsonFormatter
+        from config.settings.log_redaction import RedactingFilter
+
+        formatter = JsonFormatter()
+        for log in (self.error_log, self.access_log):
+            for handler in log.handlers:
+                handler.setFormatter(formatter)
+                if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+                    handler.addFilter(RedactingFilter())
+
+    def access(self, resp: Any, req: Any, environ: dict[str, Any], request_time: timedelta) -> None:
+        if not self.access_log_enabled:
+            return
+        status = str(resp.status or "").split(None, 1)[0]
+        request_id = next(
+            (str(v) for k, v in (resp.headers or []) if str(k).lower() == "x-request-id"), ""
+        )
+        self.access_log.log(
+            logging.INFO,
+            "request",
+            extra={
+                "method": environ.get("REQUEST_METHOD", ""),
+                "path": environ.get("PATH_INFO", ""),
+                "status": int(status) if status.isdigit() else status,
+                "duration_ms": round(request_time.total_seconds() * 1000, 1),
+                "bytes": getattr(resp, "sent", None),
+                "request_id": request_id,
+            },
+        )
+
+
+# Django's JSON logs carry the request id; gunicorn's own access log is off unless asked for
+# (WEB_ACCESS_LOG=- or a file). Both gunicorn logs are JSON lines without query strings.
 accesslog = os.environ.get("WEB_ACCESS_LOG") or None
 errorlog = "-"
+logger_class = JsonLogger
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")

@@ -14,6 +14,10 @@ export DATABASE_APPLICATION_NAME=${DATABASE_APPLICATION_NAME:-retaguarda-web}
 if [ "${SKIP_SETUP:-0}" != "1" ]; then
   bash scripts/setup.sh
 fi
+# Refuse to start on a deployment error before touching the database: the checks tagged
+# for deployment (channel secrets without FIELD_ENCRYPTION_KEYS, accounts.E010) run only
+# under --deploy, which nothing else in this script runs. Warnings are printed, not fatal.
+.venv/bin/python manage.py check --deploy --fail-level ERROR
 if [ -n "${MIGRATE_DATABASE_URL:-}" ]; then
   # DATABASE_APP_ROLE stays set: migrate runs as the owner and then grants that role the
   # tables (accounts.db.grant_application_role), which the app then logs in as.

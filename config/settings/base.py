@@ -11,21 +11,21 @@ from pathlib import Path
 
 import environ
 
+from config.settings import guard as _guard
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
-DJANGO_ENV = env.str("DJANGO_ENV", default="development")
+DJANGO_ENV = env.str("DJANGO_ENV", default="development").strip()
+if _env_problem := _guard.environment_problem(DJANGO_ENV):
+    raise environ.ImproperlyConfigured(_env_problem)
 PRODUCTION = DJANGO_ENV == "production"
 
+_DEVELOPMENT_KEY = "dev-insecure-retaguarda-key-change-me-0123456789abcdef"
 DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION)
-SECRET_KEY = env.str(
-    "DJANGO_SECRET_KEY",
-    default="" if PRODUCTION else "dev-insecure-retaguarda-key-change-me-0123456789abcdef",
-)
-if not SECRET_KEY:
-    raise environ.ImproperlyConfigured("DJANGO_SECRET_KEY is required in production")
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="" if PRODUCTION else _DEVELOPMENT_KEY)
 # Channel credentials are encrypted at rest with these Fernet keys (accounts.encryption):
 # the first encrypts, all decrypt — rotation is "new key first, reencrypt_secrets, drop the
 # old". Unset: one key derived from SECRET_KEY (development); check --deploy refuses that.
@@ -33,7 +33,24 @@ FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
 ALLOWED_HOSTS = env.list(
     "DJANGO_ALLOWED_HOSTS", default=[] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]"]
 )
-CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+# Production refuses to start with a missing or insecure key, DEBUG on, or no (or any) host,
+# every problem in one message (config/settings/guard.py).
+if PRODUCTION and (
+    _problems := _guard.production_problems(
+        debug=DEBUG,
+        secret_key=SECRET_KEY,
+        development_key=_DEVELOPMENT_KEY,
+        allowed_hosts=ALLOWED_HOSTS,
+    )
+):
+    raise environ.ImproperlyConfigured(_guard.refusal(_problems))
+# Forms posted from the public names are trusted whatever Host the reverse proxy passes on
+# (nginx sends its upstream's name unless told otherwise): in production the HTTPS origins
+# of DJANGO_ALLOWED_HOSTS unless DJANGO_CSRF_TRUSTED_ORIGINS lists them.
+CSRF_TRUSTED_ORIGINS = env.list(
+    "DJANGO_CSRF_TRUSTED_ORIGINS",
+    default=_guard.trusted_origins(ALLOWED_HOSTS) if PRODUCTION else [],
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -61,6 +78,10 @@ MIDDLEWARE = [
     "accounts.middleware.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "accounts.middleware.SecurityHeadersMiddleware",
+    # Probes answer here: no host check, session, login or database for liveness.
+    "config.health.HealthProbeMiddleware",
+    # 413 for a body over the cap, from Content-Length, before anything reads it.
+    "config.settings.request_limits.RequestBodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -101,6 +122,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Row-level security (accounts.rls): the app runs as a role that owns no table, so the
     # tenant policies bind it; migrations run as the login role (accounts.db.owner_mode).
     DATABASES["default"]["ENGINE"] = "accounts.db"
+    # libpq waits for ever by default (the kernel gives up on an unanswered SYN after ~2
+    # minutes; a server that accepts and never answers, never): a request or a readiness
+    # probe during a database outage would hold a web thread that long. A URL's own
+    # ``?connect_timeout=`` wins.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env.int("DB_CONNECT_TIMEOUT_S", default=5)
+    )
     if DATABASE_APP_ROLE:
         DATABASES["default"].setdefault("OPTIONS", {})["assume_role"] = DATABASE_APP_ROLE
     # Which process holds a connection, in pg_stat_activity and the server's logs:

@@ -49,9 +49,21 @@ PERMISSIONS_POLICY = ", ".join(
         "usb",
     )
 )
+# The largest request body (config/settings/request_limits.py); 0: WHATSAPP_MEDIA_MAX_BYTES
+# + 1 MiB, room for the largest file a member may send and its form.
+REQUEST_MAX_BODY_BYTES = env.int("REQUEST_MAX_BODY_BYTES", default=0)
+# Behind a proxy that passes its upstream's name as Host and the public one in
+# X-Forwarded-Host: absolute links (invitations, password resets) use the public name. Only
+# with a proxy that sets the header (a client's value is still checked against
+# DJANGO_ALLOWED_HOSTS); forms work without it (CSRF_TRUSTED_ORIGINS, config.settings.base).
+USE_X_FORWARDED_HOST = env.bool("DJANGO_USE_X_FORWARDED_HOST", default=False)
 # Login throttling counts by client address; behind N reverse proxies, the N-th address
 # from the right of X-Forwarded-For is the client's (0: REMOTE_ADDR, no proxy trusted).
-TRUSTED_PROXY_COUNT = env.int("DJANGO_TRUSTED_PROXY_COUNT", default=0)
+# Production runs behind the TLS-ending proxy it requires (SECURE_PROXY_SSL_HEADER), so one
+# is trusted there by default: with 0 every client had the proxy's address, one stranger's
+# wrong passwords locked the user out from everywhere, and a username spray hit the
+# per-address ceiling for every office at once. Set it to the number of proxies.
+TRUSTED_PROXY_COUNT = env.int("DJANGO_TRUSTED_PROXY_COUNT", default=1 if PRODUCTION else 0)
 if PRODUCTION:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
@@ -66,20 +78,33 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 
+# One JSON object a line with the request/task ids (accounts.logging). The redacting filter
+# runs first: no query string, credential or request object is written, and Django's
+# 4xx/5xx lines get their request id (config/settings/log_redaction.py).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "accounts.logging.RequestIdFilter"}},
+    "filters": {
+        "redact": {"()": "config.settings.log_redaction.RedactingFilter"},
+        "request_id": {"()": "accounts.logging.RequestIdFilter"},
+    },
     "formatters": {"json": {"()": "accounts.logging.JsonFormatter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "formatter": "json",
-            "filters": ["request_id"],
+            "filters": ["redact", "request_id"],
         }
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # httpx logs every call's full URL at INFO ("HTTP Request: GET https://…"): provider
+        # media links with their signed query strings, WAHA file paths, a base URL with its
+        # password. The outbox and the model ledger already record each call by id.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
 }
 
 # --- Error tracking (optional): Sentry when SENTRY_DSN is set, nothing otherwise. No
@@ -91,6 +116,8 @@ if SENTRY_DSN:
     from sentry_sdk.integrations.celery import CeleryIntegration
     from sentry_sdk.integrations.django import DjangoIntegration
 
+    from config.settings.log_redaction import scrub_sentry_event
+
     sentry_sdk.init(
         dsn=SENTRY_DSN,
         environment=env.str("SENTRY_ENVIRONMENT", default=DJANGO_ENV),
@@ -99,4 +126,6 @@ if SENTRY_DSN:
         max_request_body_size="never",
         include_local_variables=False,
         traces_sample_rate=env.float("SENTRY_TRACES_SAMPLE_RATE", default=0.0),
+        # No query string either: invitation codes, reset tokens, Meta's verify token.
+        before_send=scrub_sentry_event,
     )
