@@ -365,6 +365,16 @@ def count_failed_claim(error: Exception, claim_again: Callable[[], object]) -> N
         log.error("turn failed in its claim", extra={"turn_id": str(claim.turn.pk)})
 
 
+def count_failed_trigger_claim(
+    error: Exception, claim: Claim | None, kind: str, key: str, now: datetime
+) -> None:
+    """``count_failed_claim`` for a turn keyed by its trigger (a case reply, a follow-up):
+    nothing to count when it failed before its claim."""
+    if claim is not None:
+        pk = claim.conversation.pk
+        count_failed_claim(error, lambda: claim_trigger(kind, key, now, pk=pk))
+
+
 def redrive(kind: str, key: str, *, countdown: float = 0.0) -> None:
     """Schedule the task of a turn's trigger (after commit)."""
     if kind == TriggerKind.INBOUND:

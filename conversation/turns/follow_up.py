@@ -59,11 +59,7 @@ def run_follow_up_turn(follow_up_id: str) -> Turn | None:
         log.warning("turn lost its claim: its outcome is dropped", extra={"turn_id": turn_id})
         return None
     except Exception as error:
-        if claim is not None:  # failed after its claim: the attempt counts, as inbound
-            pk = claim.conversation.pk
-            claims.count_failed_claim(
-                error, lambda: claims.claim_trigger(kind, follow_up_id, now, pk=pk)
-            )
+        claims.count_failed_trigger_claim(error, claim, kind, follow_up_id, now)  # as inbound
         raise
 
 

@@ -287,11 +287,7 @@ def run_case_reply_turn(event_id: str) -> Turn | None:
         refused.follow_up()
         return None
     except Exception as error:
-        if claim is not None:  # failed after its claim: the attempt counts, as inbound
-            pk = claim.conversation.pk
-            claims.count_failed_claim(
-                error, lambda: claims.claim_trigger(kind, event_id, now, pk=pk)
-            )
+        claims.count_failed_trigger_claim(error, claim, kind, event_id, now)  # as inbound
         raise
     return _decide_and_finish(
         ctx, claim, lambda c: _decide_case_reply(c, reply), after=record_relay

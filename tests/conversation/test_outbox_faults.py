@@ -6,8 +6,6 @@ outbox against a fake WAHA at the HTTP level), with one virtual clock for retrie
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import itertools
 import json
 from typing import Any
@@ -20,8 +18,13 @@ from django.test import Client
 
 from conversation.models import Message, Turn
 from conversation.outbox import chain, message_resend
-from tests import factories
-from tests.conversation._outbox_support import WAHA_URL, drop_delayed, virtual_clock
+from tests.conversation._outbox_support import (
+    WAHA_URL,
+    drop_delayed,
+    virtual_clock,
+    waha_channel,
+)
+from tests.faults.harness import post_waha as harness_post_waha
 from tests.faults.harness import waha_event
 
 PHONE = "5511977776666"
@@ -38,28 +41,11 @@ def _no_wakeups_left_behind():
 @pytest.fixture
 def waha(world):
     """A WAHA channel of the world's agent, sending to ``WAHA_URL``."""
-    return factories.make_channel(
-        world.org_a,
-        "waha",
-        agent=world.agent_a,
-        external_id="default",
-        api_base_url=WAHA_URL,
-        api_token="k",
-        webhook_secret="segredo-waha",
-    )
+    return waha_channel(world.org_a, agent=world.agent_a, webhook_secret="segredo-waha")
 
 
 def post_waha(channel: Any, event: dict[str, Any]) -> int:
-    body = json.dumps(event).encode()
-    digest = hmac.new(channel.webhook_secret.encode(), body, hashlib.sha512).hexdigest()
-    response = Client().post(
-        f"/webhooks/waha/{channel.pk}",
-        data=body,
-        content_type="application/json",
-        HTTP_X_WEBHOOK_HMAC=digest,
-        HTTP_X_WEBHOOK_HMAC_ALGORITHM="sha512",
-    )
-    return int(response.status_code)
+    return harness_post_waha(Client(), channel, event)
 
 
 def customer_writes(channel: Any, text: str = "oi") -> int:

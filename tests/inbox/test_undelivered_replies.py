@@ -7,10 +7,7 @@ the sweeper, and the inbox page."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import itertools
-import json
 import re
 from typing import Any
 
@@ -21,8 +18,13 @@ from django.test import Client
 
 from conversation.models import Message
 from tests import factories
-from tests.conversation._outbox_support import WAHA_URL, drop_delayed, virtual_clock
-from tests.faults.harness import waha_event
+from tests.conversation._outbox_support import (
+    WAHA_URL,
+    drop_delayed,
+    virtual_clock,
+    waha_channel,
+)
+from tests.faults.harness import post_waha, waha_event
 
 PHONE = "5511966665555"
 CHAT = f"{PHONE}@c.us"
@@ -38,15 +40,7 @@ def _no_wakeups_left_behind():
 
 @pytest.fixture
 def waha(world):
-    return factories.make_channel(
-        world.org_a,
-        "waha",
-        agent=world.agent_a,
-        external_id="default",
-        api_base_url=WAHA_URL,
-        api_token="k",
-        webhook_secret="segredo-waha",
-    )
+    return waha_channel(world.org_a, agent=world.agent_a, webhook_secret="segredo-waha")
 
 
 def customer_writes(channel: Any, text: str = "oi") -> None:
@@ -56,16 +50,7 @@ def customer_writes(channel: Any, text: str = "oi") -> None:
         text=text,
         message_id=f"false_{CHAT}_U{next(_ids)}",
     )
-    body = json.dumps(event).encode()
-    digest = hmac.new(channel.webhook_secret.encode(), body, hashlib.sha512).hexdigest()
-    response = Client().post(
-        f"/webhooks/waha/{channel.pk}",
-        data=body,
-        content_type="application/json",
-        HTTP_X_WEBHOOK_HMAC=digest,
-        HTTP_X_WEBHOOK_HMAC_ALGORITHM="sha512",
-    )
-    assert response.status_code == 200
+    assert post_waha(Client(), channel, event) == 200
 
 
 def row_of(world: Any, conversation_id: Any) -> str:

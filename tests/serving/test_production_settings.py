@@ -94,26 +94,25 @@ def test_production_starts_with_sound_settings() -> None:
     assert "started" in result.stdout
 
 
-def test_forms_posted_from_the_public_names_are_trusted_behind_any_proxy() -> None:
+def _production_trusted_origins(**extra: str) -> str:
+    """``CSRF_TRUSTED_ORIGINS`` of a production process with ``extra`` settings, as JSON."""
     (origins,) = settings_lines(
         ["json.dumps(settings.CSRF_TRUSTED_ORIGINS)"],
         drop_prefixes=DROP,
         DJANGO_ENV="production",
         DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-        DJANGO_ALLOWED_HOSTS="app.example.com,.lojas.example.com",
+        **{"DJANGO_ALLOWED_HOSTS": "app.example.com", **extra},
     )
+    return str(origins)
+
+
+def test_forms_posted_from_the_public_names_are_trusted_behind_any_proxy() -> None:
+    origins = _production_trusted_origins(DJANGO_ALLOWED_HOSTS="app.example.com,.lojas.example.com")
     assert origins == '["https://app.example.com", "https://*.lojas.example.com"]'
 
 
 def test_explicit_csrf_trusted_origins_win() -> None:
-    (origins,) = settings_lines(
-        ["json.dumps(settings.CSRF_TRUSTED_ORIGINS)"],
-        drop_prefixes=DROP,
-        DJANGO_ENV="production",
-        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-        DJANGO_ALLOWED_HOSTS="app.example.com",
-        DJANGO_CSRF_TRUSTED_ORIGINS="https://painel.example.com",
-    )
+    origins = _production_trusted_origins(DJANGO_CSRF_TRUSTED_ORIGINS="https://painel.example.com")
     assert origins == '["https://painel.example.com"]'
 
 
