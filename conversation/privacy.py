@@ -36,6 +36,7 @@ from accounts.models import Organization
 from accounts.services import audit_log_write
 from conversation import hooks
 from conversation.models import (
+    OUTBOX_IN_FLIGHT,
     Contact,
     Conversation,
     ConversationStatus,
@@ -54,7 +55,6 @@ ERASED_TEXT = "[apagado a pedido do titular]"
 RETAINED_TEXT = "[apagado pela política de retenção]"
 ERASED_PHONE_PREFIX = "apagado-"
 ERASED_ERROR_CODE = "erased"
-_PENDING = (MessageStatus.QUEUED, MessageStatus.SENDING)
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def contact_erase(*, contact: Contact, actor: Any) -> Erasure:
         now = timezone.now()
         conversations = list(Conversation.objects.filter(contact=contact))
         messages = Message.objects.filter(conversation__contact=contact)
-        refused = messages.filter(direction=Direction.OUTBOUND, status__in=_PENDING).update(
+        refused = messages.filter(direction=Direction.OUTBOUND, status__in=OUTBOX_IN_FLIGHT).update(
             status=MessageStatus.REFUSED, error_code=ERASED_ERROR_CODE, next_attempt_at=None
         )
         media = _delete_media(messages)
@@ -130,7 +130,7 @@ def retention_apply(*, organization: Organization, now: datetime | None = None) 
     cutoff = (now or timezone.now()) - timedelta(days=int(days))
     with transaction.atomic():
         old = Message.objects.filter(organization=organization, created_at__lt=cutoff).exclude(
-            status__in=_PENDING
+            status__in=OUTBOX_IN_FLIGHT
         )
         media = _delete_media(old)
         erased = old.exclude(body__in=(RETAINED_TEXT, ERASED_TEXT)).filter(

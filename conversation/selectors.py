@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from accounts.access import scoped
 from accounts.models import Membership
 from conversation.models import (
+    OUTBOX_IN_FLIGHT,
     Agent,
     ChannelSession,
     Conversation,
@@ -40,7 +41,6 @@ from conversation.runtime_adapters.trace_view import (
 SIMULATOR_HISTORY = 200
 # What the customer's phone shows: a reply still in the outbox is not on their screen yet.
 DELIVERED_TO_CUSTOMER = (MessageStatus.SENT, MessageStatus.DELIVERED, MessageStatus.READ)
-IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
 
 
 def conversation_list(membership: Membership, *, status: str = "") -> QuerySet[Conversation]:
@@ -162,7 +162,7 @@ def simulator_chat(channel: ChannelSession, phone: str) -> SimulatorChat:
     # The AI is "typing" while the customer's last line has no turn yet or a reply is
     # still on its way through the outbox.
     typing = (last_inbound is not None and last_inbound.turn_id is None) or any(
-        m.direction == Direction.OUTBOUND and m.status in IN_FLIGHT for m in rows
+        m.direction == Direction.OUTBOUND and m.status in OUTBOX_IN_FLIGHT for m in rows
     )
     shown = [
         m for m in rows if m.direction == Direction.INBOUND or m.status in DELIVERED_TO_CUSTOMER

@@ -37,6 +37,7 @@ from accounts.access import scoped
 from accounts.models import Membership, Role, display_name
 from conversation import selectors as conversation_selectors
 from conversation.models import (
+    OUTBOX_IN_FLIGHT,
     Agent,
     ChannelSession,
     Contact,
@@ -51,7 +52,6 @@ from conversation.outbox import OutboxPolicy
 from inbox.models import CannedReply, ConversationLabel, InternalNote, Label, ReadMarker
 
 SEARCH_CONFIG = "portuguese"
-OUTBOX_IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
 # The door's cap: the newest matching messages it returns (a word in every message must not
 # turn one search into a list of all of them). Past it the oldest matches are not searched.
 SEARCH_MAX_MESSAGES = 2000

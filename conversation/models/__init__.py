@@ -25,6 +25,7 @@ from .base import (
 )
 from .channels import BreakerState, ChannelSession, Provider
 from .conversations import (
+    OUTBOX_IN_FLIGHT,
     Contact,
     Conversation,
     ConversationStatus,
@@ -48,6 +49,7 @@ from .turns import (
 
 __all__ = [
     "ACTIVE_TURN_STATUSES",
+    "OUTBOX_IN_FLIGHT",
     "SILENCED_FOREVER",
     "Agent",
     "AgentVersion",

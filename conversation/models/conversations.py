@@ -147,6 +147,10 @@ class MessageStatus(models.TextChoices):
     REFUSED = "refused", _("Recusada")
 
 
+# An outbound message still in the outbox's chain: waiting to go out, or going out now.
+OUTBOX_IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
+
+
 class DeliveryFailure(models.TextChoices):
     """Why an outbound message ended ``failed`` (blank while it has not)."""
 

@@ -26,6 +26,7 @@ from django.db.models import F, Q, QuerySet
 from accounts.db.compiled import CompiledQuery
 from conversation.channels.base import SendError, SendResult
 from conversation.models import (
+    OUTBOX_IN_FLIGHT,
     ChannelSession,
     DeliveryFailure,
     Direction,
@@ -41,7 +42,6 @@ from .writes import apply_early_status
 
 log = logging.getLogger(__name__)
 
-IN_FLIGHT = (MessageStatus.QUEUED, MessageStatus.SENDING)
 # The error code of an AI reply withheld because a person took the conversation over.
 HUMAN_OWNS = "human_owns"
 # Refusals about the channel, not the message (its credentials, its API URL): nothing of
@@ -127,7 +127,7 @@ def _head(conversation_id: str, condition: Q) -> Message | None:
 
 def _pending_since(since: datetime) -> Q:
     """In flight, or ``resendable`` (created after ``since``)."""
-    return Q(status__in=IN_FLIGHT) | _resendable_since(since)
+    return Q(status__in=OUTBOX_IN_FLIGHT) | _resendable_since(since)
 
 
 # Every delivery asks both: compiled once per thread (accounts.db.compiled).
@@ -258,7 +258,7 @@ def _hold(
     at its horizon, and this run owns one wake-up for the chain."""
     if head.status == MessageStatus.FAILED:
         # Re-sending waits for the channel; what is queued behind still ages.
-        queued = _head(conversation_id, Q(status__in=IN_FLIGHT))
+        queued = _head(conversation_id, Q(status__in=OUTBOX_IN_FLIGHT))
         if queued is None:
             return Stop("held")  # the breaker's close (or the sweeper) re-drives it
         head = queued

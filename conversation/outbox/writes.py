@@ -16,6 +16,7 @@ from accounts.services import audit_log_write
 from conversation.channels._parsing import clean_text
 from conversation.dispatch import enqueue
 from conversation.models import (
+    OUTBOX_IN_FLIGHT,
     ChannelSession,
     Conversation,
     DeliveryFailure,
@@ -30,7 +31,6 @@ from .policy import OutboxPolicy, moves_forward, statuses_before
 log = logging.getLogger(__name__)
 
 TASK = "conversation.deliver_outbox"
-IN_CHAIN = (MessageStatus.QUEUED, MessageStatus.SENDING)
 
 _position_lock = threading.Lock()
 _last_position = datetime.min.replace(tzinfo=UTC)
@@ -155,7 +155,7 @@ def outbound_status_update(
     read "sent" and let the older status win."""
     # Never a row still in the chain (``queued``/``sending``): the provider has not taken it
     # yet, so a receipt naming its id is about an earlier send of it.
-    movable = [s for s in statuses_before(status) if s not in IN_CHAIN]
+    movable = [s for s in statuses_before(status) if s not in OUTBOX_IN_FLIGHT]
     if not movable or not provider_message_id:
         return False
     changes: dict[str, Any] = {"status": status}
