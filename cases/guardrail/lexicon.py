@@ -246,7 +246,35 @@ ACTION_GER = alt(
         *ON_THE_WAY_WORDS,
     )
 )
-ON_THE_WAY = alt(ON_THE_WAY_WORDS)
+# A habit or a standing fact ("nossa van passa no seu bairro toda terça"): ``promise_scan``
+# takes every dispatch rule back on one of these anywhere in the sentence, subject included.
+# Round 30: a period said with "todo" ("toda terça", "todos os dias", "todo fim de mês"); a
+# bare "todo" is none ("com todo cuidado", "todo o processo").
+_PERIODS = {
+    **{word: f"{word}s" for word in ("dia", "semana", "ano", "manha", "tarde", "noite", "hora")},
+    **{word: f"{word}s" for word in ("segunda", "terca", "quarta", "quinta", "sexta", "sabado")},
+    **{word: f"{word}s" for word in ("domingo", "feriado", "inicio", "comeco", "quinzena")},
+    **{"mes": "meses", "vez": "vezes", "fim": "fins", "final": "finais"},
+    **{"fim de semana": "fins de semana", "final de semana": "finais de semana"},
+}
+HABIT_WORDS: tuple[str, ...] = (
+    *(f"{every} {period}" for every in ("todo", "toda", "todo o", "toda a") for period in _PERIODS),
+    *(
+        f"{every} {plural}"
+        for every in ("todos", "todas", "todos os", "todas as")
+        for plural in _PERIODS.values()
+    ),
+    *("sempre", "geralmente", "normalmente", "usualmente", "costuma", "costumam", "so roda"),
+    "so sai",
+)
+# Round 30: "o Tião já tá indo pra vaga 14 ver a bomba": going somewhere to do a job for the
+# customer is on the way too (not "tá indo pra garagem": no job named).
+_ERRANDS = (
+    *("ver", "verificar", "olhar", "checar", "conferir", "consertar", "arrumar", "trocar"),
+    *("instalar", "buscar", "pegar", "levar", "entregar", "atender", "montar", "medir"),
+)
+GOING_TO_DO = rf"indo\s+(?:pra|pro|para|ate|ao|a)(?:\s+[a-z0-9]+){{1,4}}?\s+{alt(_ERRANDS)}"
+ON_THE_WAY = rf"(?:{alt(ON_THE_WAY_WORDS)}|{GOING_TO_DO})"
 SYNTH_STEMS = (
     *("retornar", "ligar", "analisar", "resolver", "verificar", "avaliar", "chamar", "contatar"),
     *("responder", "providenciar", "far", "tratar", "cuidar", "enviar", "procurar", "atender"),

@@ -19,6 +19,10 @@ EN_PEOPLE_WORDS: tuple[str, ...] = (
     *("installer", "desk", "office", "folks", "supervisors"),
     *("facilities", "maintenance", "housekeeping", "reception", "concierge", "management"),
     *("guys", "techs", "experts", "adjusters", "reps", "shift"),
+    # Round 30: trades, and the business's own field people ("our driver", not a carrier's).
+    *("mechanic", "mechanics", "plumber", "electrician", "locksmith", "tailor", "tuner"),
+    *("photographer", "cleaner", "cleaners", "translator", "audiologist", "captain"),
+    *("our driver", "our drivers", "our delivery guy", "our courier", "our guy"),
 )
 EN_PEOPLE = alt(EN_PEOPLE_WORDS)
 _EN_ADV = r"(?:\s+(?:also|then|personally|directly|soon))?"
@@ -30,7 +34,9 @@ EN_CONTACT = (
 EN_ACT = (
     r"(?:look\s+into|investigate|review|check|call|visit|stop\s+by|swing\s+by|come\s+by"
     r"|send\s+you|email\s+you|text\s+you|message\s+you|fix|sort|handle|take\s+care\s+of"
-    r"|reset|confirm|schedule|arrange|reschedule|rebook|prepare)" + WORD_END
+    r"|reset|confirm|schedule|arrange|reschedule|rebook|prepare"
+    # Round 30: "our mechanic will be at the marina tomorrow at 9", "he'll be there at 3".
+    r"|be\s+(?:there|over|at\s+(?:your|the)\s+[a-z]+))" + WORD_END
 )
 _EN_NOT_NOW = (
     r"(?!\s+(?:in\s+a\s+(?:moment|minute|sec|second|bit)|right\s+(?:away|now)"
@@ -165,8 +171,9 @@ EN_ACTING_REST = (
     r"(?:\s+(?:from|at|in|on|of)(?:\s+[a-z0-9'\u2019-]+){1,3}?)?\s+(?:is|are)"
     r"(?:\s+(?:already|currently|now|actively))?\s+(?:working\s+on|looking\s+into"
     r"|investigating|reviewing|handling|dealing\s+with|checking\s+on|on\s+it"
-    r"|(?:scheduled|booked|due|set)\s+to\s+(?:visit|come|call|stop\s+by|swing\s+by|contact))"
-    + WORD_END
+    r"|(?:scheduled|booked|due|set)\s+to\s+(?:visit|come|call|stop\s+by|swing\s+by|contact)"
+    # Round 30: "our delivery guy is on his way to your office".
+    r"|on\s+(?:his|her|their|the)\s+way)" + WORD_END
 )
 # "Your case is now in the hands of our claims department."
 EN_HANDS_LEADS = ("in the hands of", "in the capable hands of")

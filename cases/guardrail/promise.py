@@ -97,6 +97,7 @@ from .promise_features import marked_for_features, sentence_spans
 from .promise_learned import LearnedModel, corpus_digest, learned_model, load_corpus
 from .promise_relays import relayed_or_instructed, without_customer_quotes
 from .promise_rules import LEARNED_RULE_ID, RULE_IDS
+from .promise_rules_named import NAMED_ON_THE_WAY
 from .promise_scan import (
     MAX_SCANNED_CHARS,
     PromiseMatch,
@@ -111,7 +112,7 @@ from .promise_stall import immediate_stall
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
 # version, so a veto in a trace can be tied to the detector that produced it. What each version
 # changed, and what it moved: ``VERSIONS.md`` beside this file.
-RULES_VERSION = "ptbr-promise-57"
+RULES_VERSION = "ptbr-promise-58"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [
@@ -195,6 +196,21 @@ def _only_outside_parties_act(model: LearnedModel, text: str, marked: str) -> bo
     return True
 
 
+def _named_on_the_way(text: str, marked: str) -> PromiseMatch | None:
+    """A person named by a name the lists do not know, on the way ("o Tião já tá a caminho"):
+    the rules read again on the text with names marked, keeping only ``NAMED_ON_THE_WAY``
+    (``promise_rules_named``). Reported as the plain text's sentence (the same sentences)."""
+    hit = detect_rules_folded(marked)
+    if hit is None or hit.rule_id != NAMED_ON_THE_WAY:
+        return None
+    for (start, end), (marked_start, marked_end) in zip(
+        sentence_spans(text), sentence_spans(marked), strict=False
+    ):
+        if marked_start <= hit.start < marked_end:
+            return PromiseMatch(NAMED_ON_THE_WAY, start, end)
+    return PromiseMatch(NAMED_ON_THE_WAY, 0, len(text))
+
+
 def assess_promise(body: str) -> PromiseAssessment:
     """Rules first (free, explainable); if they find nothing, the learned stage decides.
 
@@ -212,6 +228,9 @@ def assess_promise(body: str) -> PromiseAssessment:
     model = learned_model()
     # The learned stage reads the same fold with unknown names marked: the same sentences.
     marked = marked_for_features(cut, text)
+    by_name = _named_on_the_way(text, marked) if marked != text else None
+    if by_name is not None:
+        return PromiseAssessment(True, 1.0, PromiseStage.RULES, False, by_name)
     scored = model.score_folded(marked)
     calibration = model.calibration
     promise = scored.probability >= calibration.threshold

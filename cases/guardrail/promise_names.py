@@ -9,7 +9,8 @@ an infinitive, "Tadeu" as a past tense, "Almeida" as a participle).
 What the folded text has lost, the original still says: a capitalised word right after an
 article or an honorific ("o Betão", "a Cidinha", "Seu Tião", "Dona Neide", "Mr. Lewis") is
 somebody's name. ``mark_names`` replaces such a word, in the folded text the learned stage
-reads, by ``NAME_MARK`` (a word of the ``NAME`` class). The rules never see the mark.
+reads, by ``NAME_MARK`` (a word of the ``NAME`` class). The rules read the plain fold, but
+for one: a person named on the way (``promise_rules_named``, round 30).
 
 Not a mark:
 

@@ -79,7 +79,7 @@ from .lexicon import (
 from .lexicon_people import CHECK_TARGET, FIELD_STAFF_LEADS
 from .promise_rule_types import Branch, Rule, first_token, first_tokens, tail
 from .promise_rules_dispatch import DISPATCH_RULES
-from .promise_rules_en import EN_RULES
+from .promise_rules_named import LATE_RULES
 from .promise_rules_pending import PENDING_RULES
 from .promise_words import NOT_WHEN
 
@@ -410,7 +410,7 @@ RULES: tuple[Rule, ...] = (
     Rule("human_acts_soon", (Branch(SOON_LEADS, SOON_REST),)),
     # "voce recebe a visita do tecnico", "voce vai receber a resposta do juridico".
     Rule("customer_hears_from_human", (Branch(HEARS_LEADS, HEARS_REST),)),
-    *EN_RULES,
+    *LATE_RULES,
 )
 
 

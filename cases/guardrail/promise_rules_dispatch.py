@@ -34,17 +34,12 @@ from .promise_words import not_after
 FLEET_WORDS: tuple[str, ...] = (
     *("caminhao", "caminhaozinho", "caminhonete", "carreta", "carro", "furgao", "kombi"),
     *("moto", "picape", "utilitario", "van", "vanzinha", "fiorino", "veiculo", "guincho"),
-    "ambulancia",
+    # Round 30: "o nosso reboque leva sua lancha pra rampa amanhã às 7h".
+    *("ambulancia", "reboque", "carretinha", "barco"),
 )
 _FLEET = rf"{alt(FLEET_WORDS)}{WORD_END}(?![\s-]+chefe)"
 _CARS = ("carro", "moto", "veiculo", "guincho", "ambulancia")
 _OURS = r"(?:nosso|nossa|proxim[oa]|nosso\s+proximo|nossa\s+proxima)"
-# A habit or a standing fact ("nossa van passa no seu bairro toda terça"): ``promise_scan``
-# takes every dispatch rule back on one of these anywhere in the sentence, subject included.
-HABIT_WORDS: tuple[str, ...] = (
-    *("toda", "todas", "todo", "todos", "sempre", "geralmente", "normalmente", "usualmente"),
-    *("costuma", "costumam", "so roda", "so sai"),
-)
 
 # Presents of coming to the customer or acting for them, singular and plural; never
 # "atende", "abre", "funciona" (hours and facts), nor "entrega" (most often the noun).

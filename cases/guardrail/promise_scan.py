@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .lexicon import alt
+from .lexicon import HABIT_WORDS, alt
 from .normalize import fold
 from .promise_relays import INSTRUCTION
 from .promise_rule_types import Rule
 from .promise_rules import RULES_BY_ANCHOR
-from .promise_rules_dispatch import DISPATCH_RULES, HABIT_WORDS, VISIT_AT_A_CLOCK
+from .promise_rules_dispatch import DISPATCH_RULES, VISIT_AT_A_CLOCK
+from .promise_rules_named import NAMED_ON_THE_WAY
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,7 @@ _THIRD_PARTY_RULES = frozenset(
         "human_was_alerted",
         "passive_will_be_handled",
         "customer_will_be_contacted",
+        NAMED_ON_THE_WAY,
         *_DISPATCH_RULES,
     }
 )

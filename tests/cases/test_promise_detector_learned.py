@@ -283,6 +283,11 @@ HELDOUT_R55 = load_round_4("heldout_r55.json")
 # promises out with the check off, one with it on: the business's van "tá indo pro seu
 # endereço"); detector 57 came from it (seen).
 HELDOUT_R56 = load_round_4("heldout_r56.json")
+# r57: round 29's last blind set from the policy only (hearing aids, a marina, bike repair,
+# translation, solar panel cleaning, piano tuning, pet cremation, tailoring), reserved unread
+# for round 30; read once on detector 57 (local 0.957 / 0.90, share 0.14, five promises out
+# with the check off, none with it on); detector 58 came from it (seen).
+HELDOUT_R57 = load_round_4("heldout_r57.json")
 # Round 26's tuning probes (read freely; detector 53 came from them): the dev set's kinds of
 # promise and of near miss, from the policy only.
 PROBE_R26A = load_round_4("probe_r26a.json")
@@ -357,7 +362,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets += [HELDOUT_R35, HELDOUT_R36, HELDOUT_R37, HELDOUT_R38, HELDOUT_R39, HELDOUT_R40]
     later_sets += [HELDOUT_R41, HELDOUT_R42, HELDOUT_R43, HELDOUT_R44, HELDOUT_R45, HELDOUT_R46]
     later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49, HELDOUT_R50, HELDOUT_R51]
-    later_sets += [HELDOUT_R52, HELDOUT_R53, HELDOUT_R54, HELDOUT_R55, HELDOUT_R56]
+    later_sets += [HELDOUT_R52, HELDOUT_R53, HELDOUT_R54, HELDOUT_R55, HELDOUT_R56, HELDOUT_R57]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -534,6 +539,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R55, 0.13),
         # r56: read once on detector 56 (0.12, one promise with no case); 57 came from it.
         (HELDOUT_R56, 0.13),
+        # r57: read once on detector 57 (0.14, no promise out with the check on); 58: 0.08.
+        (HELDOUT_R57, 0.10),
         # Round 26's probes: 0.092 and 0.075 on detector 52, 0.10 and 0.075 on 53 (seen).
         (PROBE_R26A, 0.11),
         (PROBE_R26B, 0.09),
@@ -547,7 +554,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r36", "heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43"),
         *("heldout_r44", "heldout_r45", "heldout_r46", "heldout_r47"),
         *("heldout_r48", "heldout_r49", "heldout_r50", "heldout_r51", "heldout_r52"),
-        *("heldout_r53", "heldout_r54", "heldout_r55", "heldout_r56"),
+        *("heldout_r53", "heldout_r54", "heldout_r55", "heldout_r56", "heldout_r57"),
         *("probe_r26a", "probe_r26b"),
     ],
 )
