@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import math
 import time
 from collections.abc import Callable
@@ -39,6 +40,9 @@ from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.loader import render_to_string
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
 
 LOGIN_WINDOW_S = 15 * 60
 LOGIN_FAILURES_PER_PAIR = 10
@@ -51,9 +55,21 @@ KNOWN_ADDRESS_TTL_S = 30 * 24 * 60 * 60
 
 
 def hit(key: str, *, limit: int, window_s: int) -> bool:
-    """Count one hit; True while the key is within ``limit`` hits per window."""
+    """Count one hit; True while the key is within ``limit`` hits per window.
+
+    Fails open: with the cache down or stalled (a Redis error, after the client's socket
+    timeout) the hit is let through. What it guards, a webhook, is stored and answered
+    later; refusing it would make a Redis outage an outage of every number (the provider
+    would redeliver into the same wall)."""
     bucket = f"rl:{key}:{int(time.time() // window_s)}"
-    return _count(bucket, timeout=window_s + 1) <= limit
+    try:
+        return _count(bucket, timeout=window_s + 1) <= limit
+    except RedisError as exc:
+        log.warning(
+            "rate limit not counted",
+            extra={"limit_key": key.split(":", 1)[0], "error": type(exc).__name__},
+        )
+        return True
 
 
 def client_ip(request: HttpRequest) -> str:

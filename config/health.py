@@ -40,8 +40,9 @@ from django.views.decorators.http import require_GET
 
 log = logging.getLogger(__name__)
 
-# Connect, and every read and write on the socket: a probe answers within a few seconds.
-BROKER_TIMEOUT_S = 2
+# Connect, and every read and write on the socket: a probe answers within a few seconds
+# (the same bound as every other Redis client of the product, config.settings.work).
+BROKER_TIMEOUT_S = settings.REDIS_SOCKET_TIMEOUT_S
 
 
 def _database() -> None:

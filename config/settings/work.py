@@ -66,8 +66,23 @@ CELERY_TASK_ANNOTATIONS = {
 # longer than any task runs (660 s) and any countdown (OUTBOX_BACKOFF_MAX_S, 600 s), so a
 # live or ETA-waiting task never goes to a second worker. Recovery does not wait for it: the
 # sweeper re-drives committed work within about a minute; a late redelivery is a no-op.
+#
+# A stalled Redis (it accepts connections and answers nothing) must not hold a web thread or
+# a worker for good: every socket operation gives up after REDIS_SOCKET_TIMEOUT_S and a
+# publish is retried twice at most. The webhook's row is committed first, so a publish that
+# gives up costs nothing but time: the sweeper re-drives it (conversation.dispatch). Longer
+# than kombu's 1 s BRPOP poll, so an idle worker's wait is never cut short.
+REDIS_SOCKET_TIMEOUT_S = env.float("REDIS_SOCKET_TIMEOUT_S", default=2.0)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=900)
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_S", default=900),
+    "socket_timeout": REDIS_SOCKET_TIMEOUT_S,
+    "socket_connect_timeout": REDIS_SOCKET_TIMEOUT_S,
+}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
 }
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {}
 # Human cases: due follow-ups with the customer, and the stale-case watcher.
@@ -198,7 +213,16 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 CACHES = {
     "default": (
-        {"BACKEND": "config.redis_clients.RedisCache", "LOCATION": env.str("REDIS_URL")}
+        {
+            "BACKEND": "config.redis_clients.RedisCache",
+            "LOCATION": env.str("REDIS_URL"),
+            # Passed to the connection pool: a stalled Redis fails a rate-limit count (which
+            # then lets the webhook through, accounts.throttle.hit) instead of hanging it.
+            "OPTIONS": {
+                "socket_timeout": REDIS_SOCKET_TIMEOUT_S,
+                "socket_connect_timeout": REDIS_SOCKET_TIMEOUT_S,
+            },
+        }
         if env.str("REDIS_URL", default="")
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

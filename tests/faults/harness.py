@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import signal
 import socket
 import subprocess
 import threading
@@ -66,12 +67,23 @@ class BrokerProcess:
     def stop(self) -> None:
         if self._proc is None:
             return
+        self._proc.send_signal(signal.SIGCONT)  # a paused server cannot act on SIGTERM
         self._proc.terminate()
         try:
             self._proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self._proc.kill()
         self._proc = None
+
+    def pause(self) -> None:
+        """Stalled, not down: the socket stays open and the kernel still accepts connections,
+        but the server answers nothing until ``resume`` (SIGSTOP / SIGCONT)."""
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self._proc is not None
+        self._proc.send_signal(signal.SIGCONT)
 
     def __enter__(self) -> BrokerProcess:
         self.start()

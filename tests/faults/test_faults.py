@@ -11,6 +11,7 @@ deadline, so a regression fails instead of hanging the suite.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -121,6 +122,37 @@ def test_a_line_stored_while_the_broker_is_down_is_answered_once_it_is_back(dril
     wait_until_answered(posted, drill.provider, deadline_s=45)
     assert_every_line_answered_once(drill, "broker_down", posted)
     assert Turn.objects.filter(outcome="replied", attempts=1).count() == 3
+
+
+def test_a_stalled_broker_holds_no_webhook_and_its_lines_are_answered_once_it_wakes(drill):
+    channel = drill.channel("Despachante")
+    worker = drill.procs.start_worker()
+    drill.procs.start_beat()
+    drill.procs.wait_ready(worker)
+    drill.procs.supervise()
+
+    # Stalled, not down: connections are accepted and nothing is answered. Each publish gives
+    # up after the Redis socket timeout (config.settings.work), so the webhook still says 200.
+    drill.broker.pause()
+    posted: list[Posted] = []
+
+    def post_two() -> None:
+        try:
+            posted.extend(drill.post(channel, f"551192000{i:04d}") for i in range(2))
+        finally:
+            connection.close()  # this thread's own database connection
+
+    poster = threading.Thread(target=post_two)
+    poster.start()
+    poster.join(timeout=60)  # a bound against a hang, not a speed target
+    stalled = poster.is_alive()
+    drill.broker.resume()
+    poster.join()
+    assert not stalled, "a webhook waited on the stalled broker for a minute"
+    assert [p.status_code for p in posted] == [200, 200]
+
+    wait_until_answered(posted, drill.provider, deadline_s=60)
+    assert_every_line_answered_once(drill, "broker_stalled", posted)
 
 
 @pytest.mark.parametrize(
