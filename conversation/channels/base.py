@@ -312,6 +312,11 @@ def customer_wrote_at(timestamp: datetime, now: datetime) -> datetime:
 
 
 class ChannelAdapter(Protocol):
+    """What every provider adapter offers. The adapters subclass it explicitly to inherit
+    ``send_text``/``send_media``: the service-window rule lives here once, keyed on
+    ``enforces_service_window``, and each adapter only delivers (``_send_text``/``_send_media``).
+    """
+
     provider: Provider
     enforces_service_window: bool
     # The payload names the business number it was sent to (``channel_ref``), which must be the
@@ -337,6 +342,8 @@ class ChannelAdapter(Protocol):
         reply_to: str | None = None,
     ) -> SendResult:
         """Send free text; raise ``OutsideServiceWindow`` before any HTTP call when it applies."""
+        self._check_service_window(last_inbound_at, now)
+        return self._send_text(config, to=to, body=body, reply_to=reply_to)
 
     def send_template(
         self,
@@ -359,6 +366,25 @@ class ChannelAdapter(Protocol):
         reply_to: str | None = None,
     ) -> SendResult:
         """Send a file by URL; the service window applies like free text."""
+        # A file is free-form content: the 24-hour window applies as to text.
+        self._check_service_window(last_inbound_at, now)
+        return self._send_media(config, to=to, media=media, reply_to=reply_to)
+
+    def _check_service_window(self, last_inbound_at: datetime | None, now: datetime) -> None:
+        # Checked before anything else so a closed window never costs an HTTP call; adapters
+        # whose provider has no window (WAHA, simulator) never look at the datetimes.
+        if self.enforces_service_window and not service_window_open(last_inbound_at, now):
+            raise OutsideServiceWindow()
+
+    def _send_text(
+        self, config: ChannelConfig, *, to: str, body: str, reply_to: str | None
+    ) -> SendResult:
+        """Deliver free text (``send_text`` has checked the service window)."""
+
+    def _send_media(
+        self, config: ChannelConfig, *, to: str, media: OutboundMedia, reply_to: str | None
+    ) -> SendResult:
+        """Deliver a file (``send_media`` has checked the service window)."""
 
     def fetch_media(
         self, config: ChannelConfig, *, media: MediaRef, max_bytes: int

@@ -18,7 +18,6 @@ import hashlib
 import hmac
 import logging
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 import httpx
@@ -33,6 +32,7 @@ from conversation.channels._parsing import (
     require_secret,
 )
 from conversation.channels.base import (
+    ChannelAdapter,
     ChannelConfig,
     MediaDownload,
     MediaRef,
@@ -45,7 +45,6 @@ from conversation.channels.base import (
     SignatureError,
     TemplateInfo,
     WebhookError,
-    service_window_open,
 )
 from conversation.channels.meta_inbound import InboundBatch
 from conversation.channels.transport import (
@@ -78,7 +77,7 @@ _RATE_LIMIT_CODES = frozenset({4, 80007, 130429, 131056})
 _AUTH_CODES = frozenset({0, 10, 190, 200})
 
 
-class MetaAdapter:
+class MetaAdapter(ChannelAdapter):
     provider: Provider = "meta"
     enforces_service_window: bool = True
     addresses_channel: bool = True  # value.metadata.phone_number_id
@@ -122,19 +121,11 @@ class MetaAdapter:
 
     # -- outbound ------------------------------------------------------------------------
 
-    def send_text(
-        self,
-        config: ChannelConfig,
-        *,
-        to: str,
-        body: str,
-        last_inbound_at: datetime | None,
-        now: datetime,
-        reply_to: str | None = None,
+    # ``send_text``/``send_media`` (ChannelAdapter) refuse a closed 24-hour window first.
+
+    def _send_text(
+        self, config: ChannelConfig, *, to: str, body: str, reply_to: str | None
     ) -> SendResult:
-        # Checked before anything else so a closed window never costs an HTTP call.
-        if not service_window_open(last_inbound_at, now):
-            raise OutsideServiceWindow()
         if not body.strip():
             raise SendError("meta: empty message body", retryable=False, code="invalid_message")
         payload: dict[str, Any] = {
@@ -175,19 +166,9 @@ class MetaAdapter:
         }
         return self._post(config, payload)
 
-    def send_media(
-        self,
-        config: ChannelConfig,
-        *,
-        to: str,
-        media: OutboundMedia,
-        last_inbound_at: datetime | None,
-        now: datetime,
-        reply_to: str | None = None,
+    def _send_media(
+        self, config: ChannelConfig, *, to: str, media: OutboundMedia, reply_to: str | None
     ) -> SendResult:
-        # A file is free-form content: the 24-hour window applies as to text.
-        if not service_window_open(last_inbound_at, now):
-            raise OutsideServiceWindow()
         recipient = _recipient(to)
         uploaded = ""
         if media.content:

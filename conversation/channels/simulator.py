@@ -33,6 +33,7 @@ from conversation.channels._parsing import (
     require_secret,
 )
 from conversation.channels.base import (
+    ChannelAdapter,
     ChannelConfig,
     InboundMessage,
     MediaDownload,
@@ -61,7 +62,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class SimulatorAdapter:
+class SimulatorAdapter(ChannelAdapter):
     provider: Provider = "simulator"
     # The simulator talks to no WhatsApp, so no window applies.
     enforces_service_window: bool = False
@@ -110,15 +111,8 @@ class SimulatorAdapter:
             )
         )
 
-    def send_text(
-        self,
-        config: ChannelConfig,
-        *,
-        to: str,
-        body: str,
-        last_inbound_at: datetime | None,
-        now: datetime,
-        reply_to: str | None = None,
+    def _send_text(
+        self, config: ChannelConfig, *, to: str, body: str, reply_to: str | None
     ) -> SendResult:
         return SendResult(provider_message_id=new_message_id(), status="delivered")
 
@@ -133,15 +127,8 @@ class SimulatorAdapter:
     ) -> SendResult:
         return SendResult(provider_message_id=new_message_id(), status="delivered")
 
-    def send_media(
-        self,
-        config: ChannelConfig,
-        *,
-        to: str,
-        media: OutboundMedia,
-        last_inbound_at: datetime | None,
-        now: datetime,
-        reply_to: str | None = None,
+    def _send_media(
+        self, config: ChannelConfig, *, to: str, media: OutboundMedia, reply_to: str | None
     ) -> SendResult:
         return SendResult(provider_message_id=new_message_id(), status="delivered")
 

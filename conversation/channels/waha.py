@@ -48,6 +48,7 @@ from conversation.channels._parsing import (
 from conversation.channels.base import (
     MAX_NAME_LENGTH,
     MAX_PHONE_LENGTH,
+    ChannelAdapter,
     ChannelConfig,
     IgnoredEvent,
     InboundMessage,
@@ -125,7 +126,7 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class WahaAdapter:
+class WahaAdapter(ChannelAdapter):
     provider: Provider = "waha"
     enforces_service_window: bool = False
     addresses_channel: bool = True  # the envelope's ``session``
@@ -242,17 +243,11 @@ class WahaAdapter:
 
     # -- outbound ------------------------------------------------------------------------
 
-    def send_text(
-        self,
-        config: ChannelConfig,
-        *,
-        to: str,
-        body: str,
-        last_inbound_at: datetime | None,
-        now: datetime,
-        reply_to: str | None = None,
+    # No service-window check (``enforces_service_window``): WAHA is WhatsApp Web, which has none.
+
+    def _send_text(
+        self, config: ChannelConfig, *, to: str, body: str, reply_to: str | None
     ) -> SendResult:
-        # No service-window check: WAHA is WhatsApp Web, which has none.
         waha_api.base_url(config)
         if not body.strip():
             raise SendError("waha: empty message body", retryable=False, code="invalid_message")
@@ -266,15 +261,8 @@ class WahaAdapter:
         data = waha_api.call(config, "sendText", payload)
         return SendResult(provider_message_id=waha_api.sent_message_id(data), status="sent")
 
-    def send_media(
-        self,
-        config: ChannelConfig,
-        *,
-        to: str,
-        media: OutboundMedia,
-        last_inbound_at: datetime | None,
-        now: datetime,
-        reply_to: str | None = None,
+    def _send_media(
+        self, config: ChannelConfig, *, to: str, media: OutboundMedia, reply_to: str | None
     ) -> SendResult:
         return waha_api.send_media(config, to=to, media=media, reply_to=reply_to)
 
