@@ -10,48 +10,33 @@ from its own rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
+from accounts.hooks import Hook
 from conversation.models import Contact, Conversation
 
-CancelPending = Callable[[Conversation, str], int]
-_cancel_pending: list[CancelPending] = []
+# (the conversation, why) -> follow-ups cancelled
+_cancel_pending: Hook[[Conversation, str]] = Hook()
+register_cancel_pending = _cancel_pending.register
+
+# A person gave the conversation back to the AI: what a handoff paused may resume.
+_resume_pending: Hook[[Conversation]] = Hook()
+register_resume_pending = _resume_pending.register
+
 # LGPD erasure (conversation.privacy): an app above erases the contact's personal data in
 # its own rows (inside the erasure's transaction) and returns how many rows it touched.
-ContactEraser = Callable[[Contact], int]
-_contact_erasers: list[ContactEraser] = []
-
-
-def register_cancel_pending(fn: CancelPending) -> None:
-    if fn not in _cancel_pending:
-        _cancel_pending.append(fn)
+_contact_erasers: Hook[[Contact]] = Hook()
+register_contact_eraser = _contact_erasers.register
 
 
 def cancel_pending_for_conversation(conversation: Conversation, reason: str) -> int:
     """Cancel scheduled follow-ups of ``conversation``; returns how many were cancelled."""
-    return sum(fn(conversation, reason) for fn in _cancel_pending)
-
-
-# A person gave the conversation back to the AI: what a handoff paused may resume.
-ResumePending = Callable[[Conversation], int]
-_resume_pending: list[ResumePending] = []
-
-
-def register_resume_pending(fn: ResumePending) -> None:
-    if fn not in _resume_pending:
-        _resume_pending.append(fn)
+    return _cancel_pending.run(conversation, reason)
 
 
 def resume_pending_for_conversation(conversation: Conversation) -> int:
     """Re-arm what the handoff cancelled (the cases' follow-ups); returns how many."""
-    return sum(fn(conversation) for fn in _resume_pending)
-
-
-def register_contact_eraser(fn: ContactEraser) -> None:
-    if fn not in _contact_erasers:
-        _contact_erasers.append(fn)
+    return _resume_pending.run(conversation)
 
 
 def erase_contact_elsewhere(contact: Contact) -> int:
     """Run every registered eraser for ``contact``; returns the rows they touched."""
-    return sum(fn(contact) for fn in _contact_erasers)
+    return _contact_erasers.run(contact)

@@ -14,7 +14,7 @@ from conversation.channels import media as media_values
 from conversation.channels._parsing import placeholder
 
 from .agents import Agent
-from .base import TenantModel, choice_check
+from .base import TenantModel, choice_check, unique_unless_blank
 from .channels import ChannelSession
 
 
@@ -31,11 +31,7 @@ class Contact(TenantModel):
         ordering = ["name", "phone"]
         constraints = [
             models.UniqueConstraint(fields=["organization", "phone"], name="uniq_contact_phone"),
-            models.UniqueConstraint(
-                fields=["organization", "whatsapp_lid"],
-                condition=~Q(whatsapp_lid=""),
-                name="uniq_contact_lid",
-            ),
+            unique_unless_blank("whatsapp_lid", within="organization", name="uniq_contact_lid"),
         ]
         verbose_name = _("contato")
         verbose_name_plural = _("contatos")
@@ -230,10 +226,8 @@ class Message(TenantModel):
             choice_check("status", MessageStatus, "message_status_valid"),
             choice_check("failure_reason", DeliveryFailure, "message_failure_reason_valid"),
             # A redelivered webhook (same provider id on the same channel) stores nothing new.
-            models.UniqueConstraint(
-                fields=["channel", "provider_message_id"],
-                condition=~Q(provider_message_id=""),
-                name="uniq_provider_message",
+            unique_unless_blank(
+                "provider_message_id", within="channel", name="uniq_provider_message"
             ),
         ]
         indexes = [
