@@ -42,20 +42,7 @@ from enum import StrEnum
 
 from .promise import PROMISE_DETECTOR_VERSION, PromiseMatch, detect_human_promise
 
-__all__ = [
-    "AUTOFALLBACK_SOURCE",
-    "CASE_PROMISE_TEACHING_EN",
-    "CASE_PROMISE_TEACHING_PT",
-    "CASE_PROMISE_WITHOUT_CASE",
-    "GUARD_CHAIN",
-    "GUARD_CHAIN_VERSION",
-    "GuardContext",
-    "GuardStage",
-    "GuardVerdict",
-    "VerdictKind",
-    "case_promise_stage",
-    "run_guard_chain",
-]
+# The public names are listed once, in the package's ``__all__`` (``cases.guardrail``).
 
 # Recorded with every guardrail decision in the turn trace (under ``gate_chain``). It embeds
 # the detector version, so a change of either the chain or the detector shows up as a new

@@ -9,6 +9,7 @@ thin shape: authorize, call one service, answer htmx with the re-rendered list.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from django.http import HttpResponse
@@ -36,17 +37,23 @@ def suggestions_context(router: Router, *, can_edit: bool) -> dict[str, Any]:
     }
 
 
-def _suggestion(request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID) -> Any:
-    """The router and one of its suggestions, decided or not: a second click on a decided
-    one is told so by the service (and sees the list as it is), not a 404 page."""
+def _decide(
+    request: PageRequest,
+    router_id: uuid.UUID,
+    suggestion_id: uuid.UUID,
+    decide: Callable[..., Any],
+    *,
+    done: str,
+    **fields: Any,
+) -> HttpResponse:
+    """Both buttons: the router and one of its suggestions, decided or not (a second click
+    on a decided one is told so by the service, and sees the list as it is, not a 404
+    page), then the one deciding service, then the list again (htmx) or the router page."""
     router = access(Router.objects.all(), request.membership, for_write_role="admin", pk=router_id)
     suggestion = access(
         RouterSuggestion.objects.all(), request.membership, pk=suggestion_id, router=router
     )
-    return router, suggestion
-
-
-def _answer(request: PageRequest, router: Router) -> HttpResponse:
+    act_and_tell(request, decide, done=done, refused=RouterError, suggestion=suggestion, **fields)
     if request.htmx:
         context = suggestions_context(router, can_edit=True)
         return render(request, "routers/_suggestions.html", context)
@@ -58,16 +65,14 @@ def _answer(request: PageRequest, router: Router) -> HttpResponse:
 def suggestion_accept(
     request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID
 ) -> HttpResponse:
-    router, suggestion = _suggestion(request, router_id, suggestion_id)
-    act_and_tell(
+    return _decide(
         request,
+        router_id,
+        suggestion_id,
         services.suggestion_accept,
         done=_("Frase aceita: o roteador já aprende com ela."),
-        refused=RouterError,
-        suggestion=suggestion,
         intent_name=str(request.POST.get("intent_name", "")).strip(),
     )
-    return _answer(request, router)
 
 
 @role_required("admin")
@@ -75,12 +80,10 @@ def suggestion_accept(
 def suggestion_reject(
     request: PageRequest, router_id: uuid.UUID, suggestion_id: uuid.UUID
 ) -> HttpResponse:
-    router, suggestion = _suggestion(request, router_id, suggestion_id)
-    act_and_tell(
+    return _decide(
         request,
+        router_id,
+        suggestion_id,
         services.suggestion_reject,
         done=_("Sugestão recusada: ela não será sugerida de novo."),
-        refused=RouterError,
-        suggestion=suggestion,
     )
-    return _answer(request, router)
