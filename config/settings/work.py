@@ -52,7 +52,7 @@ CELERY_TASK_ROUTES = ["config.celery.route_task"]
 # task is never presumed dead.
 CELERY_TASK_SOFT_TIME_LIMIT = 300
 CELERY_TASK_TIME_LIMIT = 360
-_TIME_LIMITS = {"turns": (90, 120), "outbox": (40, 50)}
+_TIME_LIMITS = {"turns": (75, 85), "outbox": (40, 50)}
 CELERY_TASK_ANNOTATIONS = {
     name: {"soft_time_limit": limits[0], "time_limit": limits[1]}
     for name, kind in TASK_QUEUE_KINDS.items()
@@ -146,7 +146,9 @@ TURN_BURST_WINDOW_S = env.float("TURN_BURST_WINDOW_S", default=2.0)
 # ... and never later than this after the first line of the burst (conversation.turns.burst).
 TURN_BURST_MAX_S = env.float("TURN_BURST_MAX_S", default=10.0)
 # Past its lease a claimed turn's attempt is presumed dead (> the turn's hard time limit).
-TURN_LEASE_S = env.float("TURN_LEASE_S", default=150.0)
+# A live turn renews it after each model call (turns.pipeline), so it only has to outlast one
+# call with the SDK's retries: a killed worker's turn is re-run about 1.5 min later (was 2.5).
+TURN_LEASE_S = env.float("TURN_LEASE_S", default=90.0)
 # After this many attempts (workers that died mid-turn, model retries) the turn hands off.
 TURN_MAX_ATTEMPTS = env.int("TURN_MAX_ATTEMPTS", default=4)
 # Another turn of the conversation is running: try again this much later.
