@@ -5,9 +5,10 @@ service's refusals mapped to the error envelope of ``accounts.api_errors``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -20,6 +21,28 @@ from accounts.api_errors import ApiError, Conflict
 
 S = TypeVar("S", bound=serializers.Serializer)
 T = TypeVar("T")
+
+
+# A field the input does not know is refused, not ignored, at every level (the body, a
+# router's ``config``, each member and phrase): a typo (``{"active": false}``) must not
+# answer 200 having changed nothing, and an ``organization_id`` is never read from a body
+# (DESIGN §6) — so sending one is an error, not a silently ignored key. Reported together
+# with the known fields' own errors, so one answer lists everything to fix. Every app's API
+# inputs use it. A comment, not a docstring: the schema would show it as every input's
+# description.
+class StrictInput(serializers.Serializer):
+    def to_internal_value(self, data: Any) -> Any:
+        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
+        errors = {key: [_("Campo desconhecido.")] for key in unknown}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if errors and isinstance(exc.detail, dict):
+                raise serializers.ValidationError({**errors, **exc.detail}) from exc
+            raise
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
 
 
 # A view of the caller's organization: a login, and the view's ``read_role`` for safe

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.api_views import envelope
+from accounts.api_views import StrictInput, envelope
 from accounts.models import display_name
 from cases.models import Case, CaseEvent, CaseStatus, HumanAction
 
@@ -99,22 +98,12 @@ CaseDetailResponse = envelope("CaseDetailResponse", CaseDetailOutput)
 
 # A field the input does not know is refused, not ignored (a typo must not pass). A
 # comment, not a docstring: the schema would show it as every input's description.
-class _StrictInput(serializers.Serializer):
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        unknown = set(self.initial_data) - set(self.fields)
-        if unknown:
-            raise serializers.ValidationError(
-                {k: [_("Campo desconhecido.")] for k in sorted(unknown)}
-            )
-        return attrs
-
-
-class CaseReplyInput(_StrictInput):
+class CaseReplyInput(StrictInput):
     action = serializers.ChoiceField(choices=HumanAction.values)
     text = serializers.CharField(max_length=4000, trim_whitespace=True)
 
 
-class CaseAssignInput(_StrictInput):
+class CaseAssignInput(StrictInput):
     """``{"assignee_id": <user id>}`` makes a member responsible; ``null`` leaves it to the team."""
 
     assignee_id = serializers.IntegerField(allow_null=True)

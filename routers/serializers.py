@@ -3,7 +3,6 @@ the caller's organization), outputs only shape responses. Never one for both."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -11,7 +10,7 @@ from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.api_views import envelope
+from accounts.api_views import StrictInput, envelope
 from conversation.models import Agent, ChannelSession
 from routers import selectors
 from routers.classification import NONE_INTENT
@@ -26,28 +25,7 @@ from routers.services import (
 )
 
 
-# A field the input does not know is refused, not ignored, at every level (the body, a
-# router's ``config``, each member and phrase): a typo (``{"active": false}``) must not
-# answer 200 having changed nothing, and an ``organization_id`` is never read from a body
-# (DESIGN §6) — so sending one is an error, not a silently ignored key. The same rule as
-# the cases API (``cases.serializers._StrictInput``). A comment, not a docstring: the
-# schema would show it as every input's description.
-class _StrictInput(serializers.Serializer):
-    def to_internal_value(self, data: Any) -> Any:
-        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
-        errors = {key: [_("Campo desconhecido.")] for key in unknown}
-        try:
-            value = super().to_internal_value(data)
-        except serializers.ValidationError as exc:
-            if errors and isinstance(exc.detail, dict):
-                raise serializers.ValidationError({**errors, **exc.detail}) from exc
-            raise
-        if errors:
-            raise serializers.ValidationError(errors)
-        return value
-
-
-class _OrgScoped(_StrictInput):
+class _OrgScoped(StrictInput):
     """``context["organization"]`` scopes every id the input names."""
 
     def _org(self) -> Any:
@@ -66,7 +44,7 @@ class _OrgScoped(_StrictInput):
         return channel
 
 
-class RouterConfigInput(_StrictInput):
+class RouterConfigInput(StrictInput):
     classifier_model = serializers.CharField(max_length=80, required=False)
 
     def validate_classifier_model(self, value: str) -> str:
@@ -131,7 +109,7 @@ class MemberInput(_OrgScoped):
         return value
 
 
-class MembersPutInput(_StrictInput):
+class MembersPutInput(StrictInput):
     members = MemberInput(many=True)
 
     def validate_members(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -154,11 +132,11 @@ class MembersPutInput(_StrictInput):
         ]
 
 
-class RouterTestInput(_StrictInput):
+class RouterTestInput(StrictInput):
     message = serializers.CharField(max_length=4000, trim_whitespace=True)
 
 
-class LabelledPhraseInput(_StrictInput):
+class LabelledPhraseInput(StrictInput):
     text = serializers.CharField(max_length=MAX_PHRASE_CHARS, trim_whitespace=True)
     intent_name = serializers.CharField(
         max_length=60,
@@ -166,7 +144,7 @@ class LabelledPhraseInput(_StrictInput):
     )
 
 
-class LabelledPhrasesPutInput(_StrictInput):
+class LabelledPhrasesPutInput(StrictInput):
     phrases = LabelledPhraseInput(many=True)
 
     def validate_phrases(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:

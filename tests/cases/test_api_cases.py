@@ -249,3 +249,19 @@ def test_paging_past_the_last_page_is_empty_and_a_bad_page_is_refused(conversati
         response = client.get(f"/api/v1/ai/cases?page={bad}")
         assert response.status_code == 422, bad
         assert response.json()["error"]["code"] == "validation_error"
+
+
+def test_an_answer_with_an_unknown_and_an_invalid_field_names_both(conversation, cases_world):
+    # One 422 lists everything to fix, as the routers API does (accounts.api_views.StrictInput):
+    # before, the cases API named only the invalid field and the client learnt of the unknown
+    # one (an organization_id is never read from a body, DESIGN §6) on its next try.
+    case = open_case(conversation)
+    client = cases_world.client_for(cases_world.agent)
+
+    response = reply(client, case, {"action": "talvez", "text": "ok", "organization_id": "x"})
+
+    assert response.status_code == 422
+    fields = response.json()["error"]["fields"]
+    assert set(fields) == {"action", "organization_id"}
+    assert fields["organization_id"] == ["Campo desconhecido."]
+    assert not CaseEvent.objects.filter(kind="human_replied").exists()
