@@ -115,12 +115,15 @@ def mark_names(original: str, folded: str, known: frozenset[str]) -> str:
 
 # The customer addressed by name in a folded sentence ("oi, larissa! ...", "um instantinho,
 # carla, ja te retorno", "..., renato."): a greeting's or a comma's word right before a comma
-# or the sentence's end. The post-filters of ``promise`` read it as nobody acting.
+# or the sentence's end, with its honorific if it has one (round 30: "Oi Dona Cida, vou checar
+# aqui e já te digo", "Um instante, Seu Joaquim, vou conferir aqui"). The post-filters of
+# ``promise`` read it as nobody acting.
 _ADDRESSED = re.compile(
-    r"(?:^\W*(?:oi|ola|bom\s+dia|boa\s+tarde|boa\s+noite)\W+|,\s*)([a-z]+)\s*(?=[,.!?]|$)"
+    r"(?:^\W*(?:oi|ola|bom\s+dia|boa\s+tarde|boa\s+noite)\W+|,\s*)"
+    r"(?:(seu|dona|sr|sra|senhor|senhora)\.?\s+)?([a-z]+)\s*(?=[,.!?]|$)"
 )
 
 
 def addressed_names(folded_sentence: str) -> set[str]:
-    """The words a folded sentence uses to address the customer by name."""
-    return set(_ADDRESSED.findall(folded_sentence))
+    """The words a folded sentence uses to address the customer by name (and honorific)."""
+    return {word for found in _ADDRESSED.findall(folded_sentence) for word in found if word}

@@ -121,6 +121,7 @@ _TRADE_ACTS = alt(
         *("montar", "desmontar", "medir", "pintar", "refazer", "terminar", "finalizar"),
     )
 )
+_EN_CARRIERS = (*OUTSIDE_COURIERS, "fedex", "ups", "dhl", "usps", "amazon", "lyft", "doordash")
 _NOT_A_CONDITION = (
     NOT_AFTER_DE + not_after(("se", "caso"), ("o", "a", "os", "as")) + r"(?<!\bse\s)(?<!\bcaso\s)"
 )
@@ -367,11 +368,12 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 ),
                 _BOOKED_FOR,
             ),
-            # "o técnico Juninho is on the way": the English of ``staff_on_the_way``.
+            # "o técnico Juninho is on the way": the English of ``staff_on_the_way``; English
+            # names a carrier before its driver ("the FedEx driver", round 30).
             Branch(
                 _PEOPLE,
                 NOT_A_CARRIERS + SUBJ_GAP + r"\s+(?:is|are)\s+on\s+(?:the|his|her|their)\s+way",
-                before=_NOT_A_CONDITION,
+                before=_NOT_A_CONDITION + "".join(rf"(?<!{c}\s)" for c in _EN_CARRIERS),
             ),
         ),
     ),
