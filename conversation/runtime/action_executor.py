@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from .intent_extractor import IntentExtractor, is_goodbye
 from .mutations import on_action_completed, on_action_started, on_workflow_resumed
 from .state import (
     ActionStep,
@@ -21,7 +22,7 @@ from .state import (
     ToolKind,
     ToolOutcome,
 )
-from .textnorm import fold, normalize_utterance
+from .textnorm import fold, normalize_utterance, words
 
 # Scalar result keys copied into ResolvedAction.result_summary (kept JSON-safe and small).
 _SUMMARY_KEYS = (
@@ -221,8 +222,10 @@ class ActionQueueExecutor:
 _HEDGED = re.compile(r"\b(?:nao|nem|se)\b|\?")
 # The customer stops the workflow instead of answering it.
 _STOP = re.compile(
-    r"\b(?:nao|nem)\s+(?:\w+\s+)?(?:cancel|tir|remov|faz|quero)\w*|\b(?:espera|desisto|"
-    r"deixa\s+pra\s+la|esquece|para\s+tudo)\b"
+    r"\b(?:nao|nem)\s+(?:\w+\s+)?(?:cancel|tir|remov|faz|quero)\w*|\b(?:espera|desist\w*|"
+    r"deixa\s+pra\s+la|deixa\s+quieto|esquece|para\s+tudo|mudei\s+de\s+ideia)\b"
+    # A bare "cancela (isso)": calling it off (or on), no answer to pass on.
+    r"|^(?:pode\s+)?cancel\w*(?:\s+(?:isso|tudo|entao|ai|logo|o\s+pedido|a\s+solicitacao))?$"
 )
 
 
@@ -253,6 +256,8 @@ class ValueInterpreter:
                 return None
             contained = [v for v in pending.allowed_values if fold(v) in wanted.split()]
             return contained[0] if len(contained) == 1 else None
-        if _STOP.search(fold(normalized)):
+        if "?" in user_text or is_goodbye(user_text, IntentExtractor.END_PHRASES):
+            return None  # "o que é o Tamboro?", "tchau": the customer says something else
+        if _STOP.search(" ".join(words(user_text))):
             return None  # "espera, não cancela", "desisto": no answer to pass on
         return user_text.strip()

@@ -93,10 +93,13 @@ class ConfirmationManager:
 
     def withdraw(self, state: ConversationState) -> None:
         """The customer took every item out of the pending request ("menos o VOD" when only
-        the VOD was asked): nothing is pending and nothing will run."""
+        the VOD was asked): nothing new is pending and nothing new will run. A workflow
+        that waits for the customer keeps its queue (the paused step and what follows it):
+        withdrawing a request never confirmed takes nothing else away."""
         if state.pending_confirmation is None:
             raise ValueError("no pending confirmation to withdraw")
-        self._consume(state, ActionQueue())
+        paused = state.pending_workflow is not None
+        self._consume(state, state.action_queue.copy() if paused else ActionQueue())
 
     @staticmethod
     def _consume(state: ConversationState, queue: ActionQueue) -> None:

@@ -37,6 +37,15 @@ class _Turn:
     resolution: ResolutionOutcome = _NO_RESOLUTION
 
 
+# Intents that are never the answer to a workflow's free-text question.
+_NOT_AN_ANSWER = frozenset({"conceptual_question", "invoice_overview", "human_or_end"})
+
+
+def asks_for_action(intent: ExtractedIntent) -> bool:
+    """Only action requests are resolved against the invoice (the matcher may cost a call)."""
+    return intent.kind == "action_request" or (intent.is_negation and bool(intent.action_verbs))
+
+
 class RequestReading:
     """Mixed into ``ConversationRuntime``; see that class for the attributes used here."""
 
@@ -113,6 +122,12 @@ class RequestReading:
             return self._ask_again(state, "unclear")
         if amendment.kind == "nothing_left":
             self._confirmations.withdraw(state)
+            paused = state.pending_workflow
+            if paused is not None:
+                # A workflow still waits for the customer: it stays paused, and its question
+                # is the open one again (asked on this turn, so the next answer resumes it).
+                question = self._finalization.ask_workflow_again(state)
+                return reply([self._composer.nothing_left(paused.subject), question])
             self._finalization.continue_turn(state)
             return reply([self._composer.nothing_left()])
         extra = amendment.extra_mentions
@@ -133,6 +148,30 @@ class RequestReading:
         return ResolutionOutcome(
             resolved=resolved, ambiguous=added.ambiguous, not_found=added.not_found
         )
+
+    def _request_instead_of_answer(
+        self,
+        state: ConversationState,
+        intent: ExtractedIntent,
+        context: MutableMapping[str, Any],
+        callbacks: Sequence[Any] | None,
+    ) -> ResolutionOutcome | None:
+        """A free-text workflow question takes any words as its answer, so a message that
+        reads as something else is not swallowed by it: a request that names something on
+        the invoice other than what the workflow is about, a question about a concept or
+        the invoice, a goodbye. Returns the request's resolution (nothing resolved for the
+        others), or ``None`` when the message is the answer ("quero cancelar o HBO Max
+        porque é caro" to the HBO Max's own question)."""
+        if intent.kind in _NOT_AN_ANSWER:
+            return _NO_RESOLUTION
+        if not asks_for_action(intent):
+            return None
+        outcome = self._resolve_request(state, _Turn(context, intent), callbacks)
+        paused = state.pending_workflow
+        about = paused.subject if paused is not None else ""
+        if outcome.has_ambiguity or any(i.canonical_name not in about for i in outcome.resolved):
+            return outcome
+        return None
 
     def _ask_again(self, state: ConversationState, why: str) -> RuntimeResult:
         """The pending question again, saying why; only its next answer counts."""

@@ -192,7 +192,14 @@ class ResponseComposer:
             f"resposta sobre {paused_subject}:"
         )
 
-    def nothing_left(self) -> str:
+    def nothing_left(self, paused_subject: str = "") -> str:
+        """Said when the customer withdraws every item of the pending request; with a
+        workflow still waiting for them, its question follows instead of "anything else"."""
+        if paused_subject:
+            return (
+                "Certo, então não vou seguir com nenhum desses. Ainda preciso da sua resposta "
+                f"sobre {paused_subject}:"
+            )
         return "Certo, então não vou seguir com nenhum desses. Posso ajudar com mais alguma coisa?"
 
     def retry_question(self, subject: str) -> str:

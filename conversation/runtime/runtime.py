@@ -24,14 +24,14 @@ from .intent_extractor import (
     IntentClassifierLLM,
     IntentExtractor,
 )
-from .invoice_resolver import InvoiceResolver
+from .invoice_resolver import InvoiceResolver, ResolutionOutcome
 from .item_matcher import ItemMatcherLLM
 from .mutations import (
     on_msisdn_changed,
     on_turn_started,
 )
 from .policy_engine import ConversationDecision, PolicyEngine
-from .request_reading import RequestReading, _Turn
+from .request_reading import RequestReading, _Turn, asks_for_action
 from .response_composer import ResponseComposer
 from .result import Part, RuntimeResult, reply
 from .script_catalog import SCRIPTS_DIR, ScriptCatalog
@@ -46,6 +46,7 @@ from .state import (
     ToolOutcome,
 )
 from .store import ConversationStateStore, InMemoryStateStore
+from .textnorm import fold, normalize_utterance
 from .turn_bookkeeping import TurnBookkeeping
 
 logger = logging.getLogger(__name__)
@@ -94,8 +95,17 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
         self._session_id = str(context["session_id"])
         state = self._store.load(context)
 
-        # A paused workflow is answered before any classification (the runtime owns resume).
+        # A paused workflow is answered before any classification (the runtime owns resume),
+        # unless an answer read loosely (any free text) is clearly something else.
         value = self._workflow_answer(state, user_text)
+        intent: ExtractedIntent | None = None
+        early: ResolutionOutcome | None = None
+        if value is not None and _read_loosely(state, user_text, value):
+            intent = self._extractor.extract(
+                user_text, state=state, history=history, callbacks=callbacks
+            )
+            early = self._request_instead_of_answer(state, intent, context, callbacks)
+            value = None if early is not None else value
         if value is not None:
             # Only the turn right after the question answers it (DESIGN §10.1).
             current = state.pending_workflow is not None and (
@@ -111,9 +121,10 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
             return self._finish(state, turn, result, decision="resume_workflow", rule="resume")
 
         # Extract BEFORE on_turn_started: the classifier must see the previous turn's state.
-        intent = self._extractor.extract(
-            user_text, state=state, history=history, callbacks=callbacks
-        )
+        if intent is None:
+            intent = self._extractor.extract(
+                user_text, state=state, history=history, callbacks=callbacks
+            )
         turn = self._start_turn(state, intent, context)
         self._record_turn_signals(state, intent)
 
@@ -135,8 +146,8 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
             turn.resolution = request
             intent = replace(intent, kind="action_request", requested_action=True)
             turn.intent = intent
-        elif _asks_for_action(intent):
-            turn.resolution = self._resolve_request(state, turn, callbacks)
+        elif asks_for_action(intent):
+            turn.resolution = early or self._resolve_request(state, turn, callbacks)
         resolved = turn.resolution.resolved
         action_queue = self._builder.build(resolved) if resolved else ActionQueue()
         decision = self._policy.decide(
@@ -364,8 +375,15 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
 
     def _workflow_answer(self, state: ConversationState, user_text: str) -> str | None:
         pending = state.pending_workflow
-        if pending is None or state.status is not ConversationStatus.AWAITING_WORKFLOW_INPUT:
+        if pending is None:
             return None
+        if state.status is not ConversationStatus.AWAITING_WORKFLOW_INPUT:
+            # A confirmation asked while the workflow waits has the floor only while it is
+            # the open question; once declined or left behind, the paused question is back
+            # (asked again first: its own turn is long gone).
+            asked = state.pending_confirmation
+            if asked is None or asked.asked_turn_index >= state.turn_index:
+                return None
         # An unreadable answer falls through to normal classification ("tchau", a question).
         return self._interpreter.interpret(user_text, pending)
 
@@ -384,9 +402,14 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
         return _Turn(context, intent)
 
 
-def _asks_for_action(intent: ExtractedIntent) -> bool:
-    """Only action requests are resolved against the invoice (the matcher may cost a call)."""
-    return intent.kind == "action_request" or (intent.is_negation and bool(intent.action_verbs))
+def _read_loosely(state: ConversationState, user_text: str, value: str) -> bool:
+    """Whether a workflow answer was read from words beyond an allowed value: any free
+    text, or a choice named inside a longer message ("quero cancelar o Tamboro")."""
+    pending = state.pending_workflow
+    assert pending is not None
+    if pending.normalize == "free_text":
+        return True
+    return pending.normalize == "choice" and fold(value) != fold(normalize_utterance(user_text))
 
 
 def build_runtime(

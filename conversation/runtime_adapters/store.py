@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Literal
 
 from conversation.models import Conversation
@@ -74,13 +75,19 @@ class ConversationFieldStore:
         self._conversation.save(update_fields=["runtime_state"])
 
     def _restore(self) -> ConversationState:
-        fresh = ConversationState(session_id=self.session_id, channel=self._channel)
         raw = self._conversation.runtime_state
-        if raw is None:
-            return fresh
         stored = raw.get(self._key) if isinstance(raw, dict) and _is_envelope(raw) else raw
         if stored is None:
-            return fresh
+            return ConversationState(session_id=self.session_id, channel=self._channel)
+        # A dialogue started afresh keeps counting the conversation's turns: confirmations
+        # and the action ids they stamp are named by the turn, and an action of a new
+        # dialogue must never carry the idempotency key of an older one (billing_http).
+        turns = stored.get("turn_index") if isinstance(stored, dict) else None
+        fresh = ConversationState(
+            session_id=self.session_id,
+            channel=self._channel,
+            turn_index=turns if type(turns) is int and turns > 0 else 0,
+        )
         try:
             if not isinstance(stored, dict):
                 raise ValueError("the stored runtime state is not an object")
@@ -101,6 +108,9 @@ class ConversationFieldStore:
             return fresh
         # An older version migrates (or resets, keeping the session) inside the runtime.
         self.origin = "restored" if stored.get("schema_version") == SCHEMA_VERSION else "migrated"
+        if state.turn_index < fresh.turn_index:
+            # An unknown version resets to a new state: the turn counter still goes on.
+            return replace(state, turn_index=fresh.turn_index)
         return state
 
 

@@ -91,4 +91,8 @@ def test_a_dialogue_the_runtime_closed_starts_afresh(conversation):
     assert state.status is ConversationStatus.CLOSED
     store.persist()
     again = ConversationFieldStore(reload(conversation))
-    assert again.load({}).turn_index == 0 and again.origin == "reopened"
+    # Fresh, but the conversation's turn counter goes on (review r30: a new dialogue's
+    # confirmations must not reuse the ids, hence the idempotency keys, of the closed one).
+    reopened = again.load({})
+    assert again.origin == "reopened" and reopened.status is ConversationStatus.OPEN
+    assert reopened.turn_index == 5 and reopened.pending_confirmation is None
