@@ -8,11 +8,12 @@ organization's WhatsApp number from the staff number registered on their members
 
 The action may be a word too ("concluí", "info", "escalar"). Without ``#<código>`` the
 answer is bound to the notice it replies to (§9: "comando preso àquela resposta"): the case of
-the latest notice sent to this number, while that case still waits for the team; otherwise
-the member is asked for the code (never "the only waiting case": after a colleague answered
-the noticed case, a "feito" would land on another customer's). The number authenticates
-the member (the webhook itself is authenticated per channel); the member's role must answer
-cases (agent or above), and the answer is the same ``services.case_answer`` the page calls,
+the notice the message quotes, else of the latest notice sent to this number, while that
+case still waits for the team; otherwise the member is asked for the code (never "the only
+waiting case": after a colleague answered the noticed case, a "feito" would land on another
+customer's). The number authenticates the member (the webhook itself is authenticated per
+channel); the member's account must be active and their role must answer cases (agent or
+above), and the answer is the same ``services.case_answer`` the page calls,
 audited with the member as actor. A message from a staff number never reaches the AI: the
 turn only answers the member with a confirmation or a short help.
 
@@ -24,9 +25,11 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
+from itertools import pairwise
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from accounts.models import Membership
 from cases import selectors, services
@@ -65,6 +68,16 @@ _COMMAND = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 _REF_ANYWHERE = re.compile(r"#([0-9a-f]{4,32})\b", re.IGNORECASE)
+# "2 minutos e já olho", "1 min": a member saying when they will look, not an action with a
+# text (a digit action without a code followed by one of these words is no command).
+QUANTITY_WORDS = frozenset(
+    {
+        *("min", "mins", "minuto", "minutos", "minutinho", "minutinhos"),
+        *("seg", "segundo", "segundos", "segundinho", "instante", "instantes"),
+        *("h", "hr", "hrs", "hora", "horas", "horinha", "horinhas", "momento", "momentinho"),
+        *("dia", "dias", "semana", "semanas", "vez", "vezes"),
+    }
+)
 
 HELP_PT = (
     "Para responder um caso por aqui, escreva o código do caso, a ação e o texto:\n"
@@ -108,6 +121,10 @@ def parse_command(body: str) -> StaffCommand | None:
             ref, text = later.group(1).lower(), text[later.end() :].strip(" :,.-\n")
     if not text:
         return None
+    if not ref and match.group("action").isdigit():
+        words = normalize(text).split()
+        if words and words[0] in QUANTITY_WORDS:
+            return None
     return StaffCommand(action=action, text=text, case_ref=ref)
 
 
@@ -131,11 +148,41 @@ def _answerable(organization_id: uuid.UUID) -> Q:
     )
 
 
-def _find_case(organization_id: uuid.UUID, ref: str, phone: str) -> tuple[Case | None, str]:
+def _id_prefix(ref: str) -> str:
+    """The code as the start of the id's text form ("1a2b3c4d5e" → "1a2b3c4d-5e"): PostgreSQL
+    compares a uuid's text with its hyphens (SQLite's copy drops them from the value)."""
+    cuts = (0, 8, 12, 16, 20, 32)
+    return "-".join(ref[a:b] for a, b in pairwise(cuts) if ref[a:b])
+
+
+def _sent_notices(organization_id: uuid.UUID, phone: str) -> QuerySet[CaseNotice]:
+    return CaseNotice.objects.filter(
+        organization_id=organization_id, phone=phone, status=NoticeStatus.SENT
+    ).select_related("case")
+
+
+def _quoted_notice(
+    organization_id: uuid.UUID, phone: str, quoted: Collection[str]
+) -> CaseNotice | None:
+    """The notice (sent to this number) that the member's message quotes: by its provider id,
+    or a bare WhatsApp key id as the tail of a serialized one (as ``Message.quoted_message``)."""
+    match = Q()
+    for ref in {q for q in quoted if q}:
+        match |= Q(provider_message_id=ref)
+        if "_" not in ref and "@" not in ref:
+            match |= Q(provider_message_id__endswith=f"_{ref}")
+    if not match:
+        return None
+    return _sent_notices(organization_id, phone).filter(match).order_by("-sent_at").first()
+
+
+def _find_case(
+    organization_id: uuid.UUID, ref: str, phone: str, quoted: Collection[str] = ()
+) -> tuple[Case | None, str]:
     """(the case, "") or (None, the reply that says why)."""
     if ref:
         rows = list(
-            Case.objects.filter(organization_id=organization_id, id__startswith=ref)
+            Case.objects.filter(organization_id=organization_id, id__startswith=_id_prefix(ref))
             .select_related("conversation")
             .order_by("-opened_at")[:2]
         )
@@ -144,14 +191,10 @@ def _find_case(organization_id: uuid.UUID, ref: str, phone: str) -> tuple[Case |
         if len(rows) > 1:
             return None, f"O código #{ref} serve para mais de um caso: envie mais caracteres."
         return rows[0], ""
-    notice = (
-        CaseNotice.objects.filter(
-            organization_id=organization_id, phone=phone, status=NoticeStatus.SENT
-        )
-        .select_related("case")
-        .order_by("-sent_at")
-        .first()
-    )
+    # §9 "comando preso àquela resposta": the notice the message quotes, else the latest one.
+    notice = _quoted_notice(organization_id, phone, quoted)
+    which = "do aviso respondido" if notice is not None else "do último aviso"
+    notice = notice or _sent_notices(organization_id, phone).order_by("-sent_at").first()
     if (
         notice is not None
         and Case.objects.filter(_answerable(organization_id), pk=notice.case_id).exists()
@@ -164,26 +207,34 @@ def _find_case(organization_id: uuid.UUID, ref: str, phone: str) -> tuple[Case |
     more = "…" if len(waiting) > 3 else ""
     if notice is not None:
         return None, (
-            f"O caso #{notice.case.short_id} do último aviso não espera mais a equipe. "
+            f"O caso #{notice.case.short_id} {which} não espera mais a equipe. "
             f"Casos esperando: {codes}{more}. Comece com o código do caso."
         )
     return None, f"Casos esperando a equipe: {codes}{more}. Comece com o código do caso."
 
 
-def staff_whatsapp_answer(*, conversation: Conversation, text: str) -> str | None:
+def staff_whatsapp_answer(
+    *, conversation: Conversation, text: str, quoted: Collection[str] = ()
+) -> str | None:
     """Answer a case from a member's staff number. None when the contact is not a staff
     number of the organization (the message is a customer's: the turn goes on); else the
-    reply for the member. Runs inside the turn's claim (no network)."""
+    reply for the member. ``quoted``: the provider ids the member's lines quote (a reply
+    to a notice binds a command without a code to that notice's case). Runs inside the
+    turn's claim (no network)."""
     membership = staff_membership(conversation)
     if membership is None:
         return None
     extra = {"membership_id": str(membership.pk), "conversation_id": str(conversation.pk)}
+    if not membership.user.is_active:
+        # A deactivated account cannot log in to the page; its number answers nothing either.
+        log.info("staff answer refused: inactive user", extra=extra)
+        return "Este número não pode responder casos: o acesso deste membro está desativado."
     if not membership.has_role("agent"):
         log.info("staff answer refused: role", extra=extra)
         return "O seu papel nesta organização não permite responder casos."
     # Several commands typed within the burst window arrive joined: each "#código" line
     # starts its own (a text typed on the next line still belongs to the one above).
-    replies = [_answer(membership, conversation, part) for part in command_parts(text)]
+    replies = [_answer(membership, conversation, part, quoted) for part in command_parts(text)]
     return "\n\n".join(replies) if replies else HELP_PT
 
 
@@ -200,13 +251,15 @@ def command_parts(text: str) -> list[str]:
     return [joined for joined in ("\n".join(lines).strip() for lines in parts) if joined]
 
 
-def _answer(membership: Membership, conversation: Conversation, text: str) -> str:
+def _answer(
+    membership: Membership, conversation: Conversation, text: str, quoted: Collection[str]
+) -> str:
     extra = {"membership_id": str(membership.pk), "conversation_id": str(conversation.pk)}
     command = parse_command(text)
     if command is None:
         return HELP_PT
     case, why = _find_case(
-        conversation.organization_id, command.case_ref, conversation.contact.phone
+        conversation.organization_id, command.case_ref, conversation.contact.phone, quoted
     )
     if case is None:
         return why

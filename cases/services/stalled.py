@@ -12,6 +12,9 @@ customer's side.
 * **A relay whose task never ran** (the broker lost it) — re-enqueued by name; the turn is
   keyed by the team's event, so a late original task never relays twice. (The turn
   sweeper re-drives turns that started; this covers the ones that never did.)
+* **A team notice whose task never ran** (or whose scheduled retry was lost) — re-enqueued
+  by name while its case still waits for the team in the wait the event began (DESIGN §5:
+  the database is the source of truth for work); a notice is sent once per event.
 
 The customer who stopped answering (the follow-ups spent) is the follow-up turn's decision
 (``follow_ups``); it lands in the same queue the same way.
@@ -25,12 +28,26 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef, Q
 
-from cases.models import AttentionReason, Case, CaseEvent, CaseEventKind, CaseStatus, HumanAction
-from cases.selectors import RelayState, customer_lines_since, relay_status
+from cases.models import (
+    AttentionReason,
+    Case,
+    CaseEvent,
+    CaseEventKind,
+    CaseNoticeAttempt,
+    CaseStatus,
+    HumanAction,
+    NoticeStatus,
+)
+from cases.selectors import (
+    RelayState,
+    customer_lines_since,
+    notification_settings_for,
+    relay_status,
+)
 from conversation.dispatch import enqueue
-from conversation.models import TriggerKind, Turn
+from conversation.models import Direction, Message, TriggerKind, Turn
 
 from ._records import _audit_sweep
 from .lifecycle import _back_to_team
@@ -38,6 +55,14 @@ from .lifecycle import _back_to_team
 log = logging.getLogger(__name__)
 
 CASE_REPLY_TASK = "cases.run_case_reply_turn"
+NOTICE_TASK = "cases.deliver_case_notice"
+# The events that tell the team (``cases.notifications.KIND_OF_EVENT``; a test keeps both).
+NOTICE_EVENT_KINDS = (
+    CaseEventKind.OPENED,
+    CaseEventKind.LEAD_PROVIDED,
+    CaseEventKind.LEAD_UNRESPONSIVE,
+    CaseEventKind.STALLED,
+)
 BATCH = 200
 
 
@@ -58,20 +83,34 @@ def stalled_cases_sweep(*, organization_id: uuid.UUID, now: datetime) -> dict[st
         "lead_answered": _lead_answered(organization_id, now),
         "relay_not_delivered": _relay_not_delivered(organization_id, now),
         "relays_redriven": _redrive_lost_relays(organization_id, now),
+        "notices_redriven": _redrive_lost_notices(organization_id, now),
     }
     if counts["relays_redriven"]:
         _audit_sweep(organization_id, "case.relays_redriven", {"count": counts["relays_redriven"]})
+    if counts["notices_redriven"]:
+        _audit_sweep(
+            organization_id, "case.notices_redriven", {"count": counts["notices_redriven"]}
+        )
     return counts
 
 
 def _lead_answered(organization_id: uuid.UUID, now: datetime) -> int:
+    # The grace runs from the customer's first line of this wait, not the last: a customer
+    # who keeps writing after answering must not hold the case away from the team.
+    answered_before_grace = Message.objects.filter(
+        conversation_id=OuterRef("conversation_id"),
+        direction=Direction.INBOUND,
+        created_at__gt=OuterRef("waiting_since"),
+        created_at__lte=now - _lead_answer_grace(),
+    )
     candidates = list(
         Case.objects.filter(
             organization_id=organization_id,
             status=CaseStatus.AWAITING_LEAD,
             conversation__last_inbound_at__gt=F("waiting_since"),
-            conversation__last_inbound_at__lte=now - _lead_answer_grace(),
-        ).values_list("pk", flat=True)[:BATCH]
+        )
+        .filter(Exists(answered_before_grace))
+        .values_list("pk", flat=True)[:BATCH]
     )
     moved = 0
     for pk in candidates:
@@ -155,4 +194,41 @@ def _redrive_lost_relays(organization_id: uuid.UUID, now: datetime) -> int:
         enqueue(CASE_REPLY_TASK, key)
     if lost:
         log.warning("case relays re-driven", extra={"count": len(lost)})
+    return len(lost)
+
+
+def _redrive_lost_notices(organization_id: uuid.UUID, now: datetime) -> int:
+    """Events of the last day, older than the grace, that tell the team about a case still
+    waiting for it in the same wait, whose notice was never created or is still pending
+    with no attempt within the grace (its task or its scheduled retry was lost)."""
+    config = notification_settings_for(organization_id)
+    if not (config.whatsapp_enabled and config.whatsapp_phone and config.whatsapp_channel_id):
+        return 0
+    quiet_since = now - _relay_grace()
+    recent_attempt = CaseNoticeAttempt.objects.filter(
+        notice_id=OuterRef("notice"), created_at__gt=quiet_since
+    )
+    lost = list(
+        CaseEvent.objects.filter(
+            organization_id=organization_id,
+            kind__in=NOTICE_EVENT_KINDS,
+            created_at__lte=quiet_since,
+            created_at__gte=now - timedelta(days=1),
+            case__status=CaseStatus.AWAITING_HUMAN,
+        )
+        .filter(created_at__gte=F("case__waiting_since"))  # the wait it told about goes on
+        .filter(  # no notice for an answer outside the asking conversation (§9)
+            Q(metadata__fora_da_fronteira__isnull=True) | Q(metadata__fora_da_fronteira=False)
+        )
+        .filter(
+            Q(notice__isnull=True)
+            | Q(notice__status=NoticeStatus.PENDING, notice__created_at__lte=quiet_since)
+        )
+        .exclude(Exists(recent_attempt))
+        .values_list("pk", flat=True)[:BATCH]
+    )
+    for pk in lost:
+        enqueue(NOTICE_TASK, str(pk))
+    if lost:
+        log.warning("case notices re-driven", extra={"count": len(lost)})
     return len(lost)

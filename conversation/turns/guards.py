@@ -62,7 +62,10 @@ def staff_case_answer_guard(ctx: TurnContext) -> str | None:
     """A member's staff number answering a case from WhatsApp (human-cases §9): the case
     service acts, the member gets a confirmation, and no AI turn runs."""
     reply = case_staff.staff_whatsapp_answer(
-        conversation=ctx.conversation, text=ctx.customer_text()
+        conversation=ctx.conversation,
+        text=ctx.customer_text(),
+        # A reply to a notice answers that notice's case (§9: "comando preso àquela resposta").
+        quoted=[m.reply_to for m in ctx.batch if m.reply_to],
     )
     if reply is None:
         return None

@@ -3,7 +3,10 @@ answers with one of the three actions, as the member; nothing from it reaches th
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from django.test import Client
 from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
@@ -358,3 +361,29 @@ def test_cutting_a_burst_into_commands_loses_no_line(lines):
     parts = command_parts(text)
     kept = [line.strip() for part in parts for line in part.splitlines() if line.strip()]
     assert kept == [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def test_a_reply_quoting_an_older_notice_answers_that_notices_case_through_the_turn(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    # §9 "comando preso àquela resposta", on the public path: the member replies to the notice
+    # of the older case (the webhook's reply_to quotes its provider id); the newer notice, the
+    # one a reply without a quote would go to, keeps its case waiting.
+    older, newer = open_case(conversation), open_case(conversation, title="Outro")
+    CaseNotice.objects.filter(pk=noticed(older).pk).update(provider_message_id="wamid.OLDER")
+    CaseNotice.objects.filter(pk=noticed(newer).pk).update(provider_message_id="wamid.NEWER")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        Client().post(
+            f"/webhooks/simulator/{cases_world.channel_a.pk}",
+            data=json.dumps(
+                {"from": STAFF, "text": "1 estorno feito", "id": "s-q1", "reply_to": "wamid.OLDER"}
+            ),
+            content_type="application/json",
+            HTTP_X_SIMULATOR_SECRET=cases_world.channel_a.webhook_secret,
+        )
+
+    older.refresh_from_db()
+    newer.refresh_from_db()
+    assert older.status == CaseStatus.RESOLVED
+    assert newer.status == CaseStatus.AWAITING_HUMAN
