@@ -18,6 +18,8 @@ Wire notes that shaped this module:
   the SDK builds its response models without validation and returns a plain ``str`` for a
   non-JSON body, so a malformed answer would surface far from the call as an
   ``AttributeError``. Here it becomes ``LlmBadResponse`` at the seam.
+* ``stop_reason``: ``refusal``, and ``max_tokens`` inside a tool call (its input is
+  truncated), are ``LlmBadResponse`` too (``unusable_answer``), recorded with their usage.
 
 Every ``complete`` call reports exactly one ``CallRecord`` (success or failure) and raises
 nothing but ``LlmError`` subclasses.
@@ -55,6 +57,8 @@ from .base import (
 logger = logging.getLogger(__name__)
 
 CACHE_CONTROL: Mapping[str, str] = {"type": "ephemeral"}
+# What a history message with no text (a media message without caption) reads as on the wire.
+NO_TEXT_MARKER = "[mensagem sem texto]"
 
 # Content block types we may receive but do not surface: we never enable thinking, but a
 # model that thinks anyway must not turn a usable answer into an error.
@@ -123,6 +127,11 @@ class AnthropicClient(ReportingClient):
             err = LlmError(f"unexpected {type(exc).__name__}")
             self._record(request, Usage(), started, err.code)
             raise err from exc
+        problem = unusable_answer(response)
+        if problem is not None:
+            # Its tokens were billed all the same: the ledger keeps them under the error.
+            self._record(request, response.usage, started, problem.code)
+            raise problem
         self._record(request, response.usage, started, "")
         return response
 
@@ -182,11 +191,18 @@ def build_create_kwargs(request: ModelRequest) -> dict[str, Any]:
 
 def _message_param(message: ChatMessage) -> dict[str, Any]:
     if isinstance(message.content, str):
-        return {"role": message.role, "content": message.content}
+        # The API refuses a message with no text (HTTP 400), e.g. an image the team sent
+        # with no caption in the history: a marker keeps the turn, and the roles alternating.
+        text = message.content if message.content.strip() else NO_TEXT_MARKER
+        return {"role": message.role, "content": text}
     blocks: list[dict[str, Any]] = []
     for block in message.content:
         if isinstance(block, TextBlock):
-            blocks.append({"type": "text", "text": block.text})
+            # The API answers with blank text blocks beside tool calls but refuses them in a
+            # request (400 "text content blocks must be non-empty"): a replayed assistant
+            # turn would fail the next step of the tool loop. They carry nothing.
+            if block.text.strip():
+                blocks.append({"type": "text", "text": block.text})
         elif isinstance(block, ToolUseBlock):
             blocks.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
@@ -202,7 +218,7 @@ def _message_param(message: ChatMessage) -> dict[str, Any]:
             )
         else:
             raise LlmInvalidRequest(f"unsupported content block {type(block).__name__}")
-    return {"role": message.role, "content": blocks}
+    return {"role": message.role, "content": blocks or [{"type": "text", "text": NO_TEXT_MARKER}]}
 
 
 # --- errors ----------------------------------------------------------------------------
@@ -258,6 +274,24 @@ def parse_response_body(body: bytes, *, fallback_model: str) -> ModelResponse:
         model=model if isinstance(model, str) and model else fallback_model,
         usage=_parse_usage(data.get("usage")),
     )
+
+
+# Stop reasons of an answer cut short: a tool call that ends it holds only what was generated
+# before the cut (a half-written send_message), so it must not run.
+_CUT_SHORT = frozenset({"max_tokens", "model_context_window_exceeded"})
+
+
+def unusable_answer(response: ModelResponse) -> LlmBadResponse | None:
+    """Why a well-formed answer still cannot be acted on, or None. A refusal has no usable
+    content (often none at all: a tool loop would end in silence); an answer cut short
+    inside a tool call would run that call with truncated input. As errors, both take the
+    caller's failure path (the turn's model-down answer; a check that fails closed)."""
+    if response.stop_reason == "refusal":
+        return LlmBadResponse("anthropic declined to answer (refusal)")
+    content = response.content
+    if response.stop_reason in _CUT_SHORT and content and isinstance(content[-1], ToolUseBlock):
+        return LlmBadResponse(f"anthropic answer cut short in a tool call ({response.stop_reason})")
+    return None
 
 
 def _parse_block(raw: object) -> TextBlock | ToolUseBlock | None:

@@ -82,6 +82,11 @@ SEARCH_KNOWLEDGE = ToolSpec(
     },
 )
 
+# The tool result of a send after the turn handed the conversation to the team.
+HANDED_OFF_RESULT_PT = (
+    "Mensagem NÃO enviada: a conversa já foi passada para a equipe humana neste turno."
+)
+
 
 @dataclass(frozen=True)
 class Vetoed:
@@ -141,6 +146,10 @@ def _tool_send_message(ctx: TurnContext, data: Any) -> ToolOutcome:
     turn could finish and the reply leave. Calls of the same response still all run, so
     several messages, or a case opened beside the reply, go in one step; a vetoed send is
     an error the model answers, so the loop goes on."""
+    if ctx.handed_off:
+        # A handoff earlier in this turn (e.g. the call before this one in the same
+        # response): the person takes the conversation over and the bot is silent.
+        return ToolOutcome(HANDED_OFF_RESULT_PT, is_error=True, terminal=True)
     # What the customer would get: no NUL, no lone surrogate (PostgreSQL stores neither).
     text = clean_text(str(data["text"])).strip()
     if not text:
