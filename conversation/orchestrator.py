@@ -2,7 +2,9 @@
 
 ``run_tool_loop`` knows no model rows and no channel: the turn hands it a model
 client, the request prefix, the history and the tools (name → handler). Plain model
-text is discarded — ``send_message`` is the only way to reach the customer.
+text is discarded — ``send_message`` is the only way to reach the customer. A model that
+answers in plain text with nothing sent is asked once, in the same loop, to answer through a
+tool (``PLAIN_TEXT_NUDGE_PT``): otherwise the customer would be left with no reply at all.
 """
 
 from __future__ import annotations
@@ -17,11 +19,19 @@ from conversation.llm.base import (
     LlmError,
     ModelClient,
     ModelRequest,
+    ToolChoice,
     ToolResultBlock,
     ToolSpec,
 )
 
 log = logging.getLogger(__name__)
+
+# Model-facing (not UI copy): the model wrote its answer as plain text, which never reaches
+# the customer; an accepted send ends the loop, so nothing was sent yet.
+PLAIN_TEXT_NUDGE_PT = (
+    "Esse texto NÃO chegou ao cliente: só a ferramenta send_message entrega mensagens. "
+    "Responda ao cliente usando uma ferramenta."
+)
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,7 @@ class LoopResult:
     error_code: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)  # [{"tool", "error"}] — no text
     discarded_text_chars: int = 0
+    nudged: bool = False  # asked once to answer through a tool after plain text
 
 
 def validate_tool_input(schema: Mapping[str, Any], data: Mapping[str, Any]) -> str | None:
@@ -90,6 +101,7 @@ def run_tool_loop(
     by_name = {t.spec.name: t for t in tools}
     messages = list(history)
     result = LoopResult()
+    tool_choice = base_request.tool_choice
     for _step in range(max_steps):
         request = ModelRequest(
             purpose=base_request.purpose,
@@ -97,7 +109,7 @@ def run_tool_loop(
             system=base_request.system,
             messages=tuple(messages),
             tools=tuple(t.spec for t in tools),
-            tool_choice=base_request.tool_choice,
+            tool_choice=tool_choice,
             max_tokens=base_request.max_tokens,
             temperature=base_request.temperature,
             timeout_s=base_request.timeout_s,
@@ -113,8 +125,15 @@ def run_tool_loop(
         uses = response.tool_uses()
         result.discarded_text_chars += len(response.text())
         if not uses:
-            result.stop = "end_turn"
-            return result
+            if result.nudged or not response.text().strip() or result.steps >= max_steps:
+                result.stop = "end_turn"
+                return result
+            # Once: the answer as plain text, then the same turn through a tool (forced).
+            tool_choice = ToolChoice("any")
+            result.nudged = True
+            messages.append(ChatMessage(role="assistant", content=response.text()))
+            messages.append(ChatMessage(role="user", content=PLAIN_TEXT_NUDGE_PT))
+            continue
         messages.append(ChatMessage(role="assistant", content=tuple(response.content)))
         outcomes: list[ToolResultBlock] = []
         terminal = False

@@ -79,6 +79,8 @@ def loop_trace(loop: LoopResult, *, detail: bool = True) -> dict[str, Any]:
     trace: dict[str, Any] = {"steps": loop.steps, "stop": loop.stop, "calls": loop.calls}
     if detail:
         trace.update(error=loop.error_code, discarded_text_chars=loop.discarded_text_chars)
+        if loop.nudged:
+            trace["nudged"] = True
     return trace
 
 

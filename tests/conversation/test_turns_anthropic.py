@@ -76,11 +76,15 @@ def test_plain_model_text_is_discarded_never_sent(
 ):
     body = text_response()
     body["content"] = [{"type": "text", "text": "Texto solto que não deveria chegar ao cliente"}]
+    # Twice: after plain text the loop asks once for the answer through a tool
+    # (tests/llm/test_plain_text_answer.py); plain text is never what goes out.
+    claude.enqueue_json(200, body)
     claude.enqueue_json(200, body)
     say(claude_channel, "oi", "a-2", django_capture_on_commit_callbacks)
     assert not Message.objects.filter(direction="outbound").exists()
     turn = Turn.objects.get()
     assert turn.outcome == "no_reply" and turn.trace["loop"]["discarded_text_chars"] > 0
+    assert turn.trace["loop"]["nudged"] is True
 
 
 @pytest.mark.parametrize(
