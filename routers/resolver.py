@@ -8,15 +8,17 @@ The decision, exactly as the spec orders it:
    confidence ≥ ``min_confidence`` → that intent's agent (``reclassified``); anything else
    → keep the conversation's agent (``sticky``, with the verdict's confidence). Two cues of
    the message's own words refine it (``stickiness.subject_move``): a follow-up that names
-   no subject ("quanto custa?") stays, and is not even classified (no verdict could move
-   it); one that opens with "outra coisa" / "aproveitando" moves from a lower confidence.
+   no subject ("quanto custa?") stays with a conversation that has one, and is not even
+   classified (no verdict could move it); one that opens with "outra coisa" /
+   "aproveitando" moves from a lower confidence.
 3. No sticky agent: an intent with confidence ≥ ``min_confidence`` → its agent
    (``classified``).
 4. The classifier failed → the fallback agent (``classifier_failed``; generic without one).
 5. No intent, or not confident enough → the fallback agent (``fallback``), else no agent
    at all (``no_match``: the turn answers with the generic assistant).
 6. No signal (a turn not triggered by a customer message) → never classify: the sticky
-   agent, else the fallback, else generic.
+   agent (the conversation's, while a member, stickiness on or off), else the fallback,
+   else generic.
 
 An unexpected error anywhere in the router path answers with the channel's agent and
 outcome ``classifier_failed``: routing never takes a turn down.
@@ -161,25 +163,25 @@ class _Route:
 
     def decide(self) -> TurnAgentResolution:
         router, turn = self.router, self.turn
-        sticky_id = (
-            turn.sticky_agent_id
-            if router.sticky and router.has_agent(turn.sticky_agent_id)
-            else None
-        )
+        # The conversation's agent, while it is still one of the router's; rule 2 sticks
+        # to it only on a sticky router, rule 6 ("sticky se houver") on any.
+        current_id = turn.sticky_agent_id if router.has_agent(turn.sticky_agent_id) else None
+        sticky_id = current_id if router.sticky else None
         sticky_intent = turn.sticky_intent or None
         signal = (turn.signal or "").strip()
 
         if not signal:  # rule 6: never classify
-            if sticky_id is not None:
-                config = self._agent(sticky_id)
+            if current_id is not None:
+                config = self._agent(current_id)
                 if config is not None:
                     return self._result(config, "sticky", sticky_intent, None)
             return self._fallback("fallback")
 
-        if sticky_id is not None and keeps_subject_unread(signal):
+        if sticky_id is not None and sticky_intent is not None and keeps_subject_unread(signal):
             # Rule 2 with its cue: no verdict can move this follow-up, so none is asked for
             # (no encoder pass, no model call; nothing to learn from a text that means
-            # something only after the previous one).
+            # something only after the previous one). Without a subject on the table (the
+            # agent came from a fallback) the message is the first subject: classified.
             config = self._agent(sticky_id)
             if config is not None:
                 return self._result(config, "sticky", sticky_intent, None, NO_SUBJECT)

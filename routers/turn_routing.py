@@ -68,7 +68,7 @@ def turn_deps(
 ) -> ResolverDeps:
     org_settings = conversation.organization.settings
     state = seen if seen is not None else _Seen()
-    sticky_id = conversation.active_agent_id
+    sticky_id, _intent = _sticky(conversation)
 
     def routing(channel: ChannelSession) -> ChannelRouting:
         # The router, the channel's agent and the sticky agent's version stamp come from
@@ -113,11 +113,12 @@ def route_turn(
         "conversation_id": str(conversation.pk),
         "turn_id": str(turn.pk) if turn else None,
     }
+    sticky_id, sticky_intent = _sticky(conversation)
     turn_input = TurnInput(
         channel=conversation.channel,
         signal=signal,
-        sticky_agent_id=conversation.active_agent_id,
-        sticky_intent=conversation.active_intent or None,
+        sticky_agent_id=sticky_id,
+        sticky_intent=sticky_intent or None,
     )
     seen = _Seen()
     deps = turn_deps(conversation, recorder=recorder, context=context, seen=seen)
@@ -131,9 +132,11 @@ def route_turn(
             resolution = resolve_turn_agent(turn_input, deps)
     except DatabaseError:
         log.exception("router resolution rolled back", extra=context)
+        # The router is known when its row was read: the failed turn is still its decision.
+        known = seen.routing.router if seen.routing is not None else None
         resolution = TurnAgentResolution(
             config=_channel_agent(conversation),
-            router_id=None,
+            router_id=known.id if known is not None else None,
             intent_name=None,
             confidence=None,
             outcome="classifier_failed",
@@ -206,12 +209,22 @@ def _record(conversation: Conversation, turn: Turn | None, resolution: TurnAgent
         )
 
 
+def _sticky(conversation: Conversation) -> tuple[uuid.UUID | None, str]:
+    """The conversation's sticky agent and subject, none when staff resolved (closed) the
+    conversation after they were set: "Handoff/fechamento limpa a atribuição" (spec), and
+    closing happens outside routing, so a reopened conversation is routed afresh here."""
+    set_at, resolved_at = conversation.active_agent_set_at, conversation.resolved_at
+    if resolved_at is not None and (set_at is None or set_at <= resolved_at):
+        return None, ""
+    return conversation.active_agent_id, conversation.active_intent
+
+
 def _keep_sticky(conversation: Conversation, resolution: TurnAgentResolution) -> None:
     agent_id: uuid.UUID | None = resolution.agent_id
     if agent_id is None:
         return  # generic answer: nothing to stick to
     intent = (resolution.intent_name or "") if resolution.outcome in _SUBJECT_OUTCOMES else ""
-    if conversation.active_agent_id == agent_id and conversation.active_intent == intent:
+    if _sticky(conversation) == (agent_id, intent):
         return  # still the same agent and subject: no write
     now = timezone.now()
     Conversation.objects.filter(pk=conversation.pk).update(

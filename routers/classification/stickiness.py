@@ -9,7 +9,8 @@ same-subject follow-ups) before it was read anywhere else:
   "mudando de assunto", "ah e") moves at a lower confidence (``OPENER_MIN_CONFIDENCE``):
   on every labelled set such an opener starts only switches (180 of 180);
 - a message that names no subject of its own ("quanto custa?", "pode ser sábado de
-  manhã?", "e por quantas horas?") never moves: it asks about the subject on the table.
+  manhã?", "e por quantas horas?") never moves: it asks about the subject on the table
+  (with none on it, the agent came from a fallback, rule 2 decides).
 
 Pooled figures, semantic stage alone, min_confidence 0.6 (switches moved / follow-ups kept):
 
@@ -120,14 +121,17 @@ def subject_move(
     if _opens(words):
         moved = confidence >= min(min_confidence, OPENER_MIN_CONFIDENCE)
         return moved, OPENER if moved and not rule_2 else ""
-    if rule_2 and _names_none(words):
+    if rule_2 and sticky_intent is not None and _names_none(words):
+        # A follow-up asks about the subject on the table; with none (the agent came
+        # from a fallback) the message is the first subject and rule 2 stands.
         return False, NO_SUBJECT
     return rule_2, ""
 
 
 def keeps_subject_unread(text: str) -> bool:
-    """True when no verdict on ``text`` could move a conversation that has an agent: it names
-    no subject and opens none (``subject_move`` would say no, whatever the verdict)."""
+    """True when no verdict on ``text`` could move a conversation that has an agent and a
+    subject: it names no subject and opens none (``subject_move`` would say no, whatever the
+    verdict)."""
     words = normalize(text).split()
     return _names_none(words) and not _opens(words)
 
