@@ -7,6 +7,7 @@ block when the agent version has ``cases_enabled`` (human-cases §5.2).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -18,8 +19,9 @@ from django.utils import timezone
 from accounts.db.compiled import CompiledQuery
 from cases import tools as case_tools
 from conversation import model_calls
-from conversation.agents import AgentConfig
+from conversation.agents import AgentConfig, generic_model
 from conversation.llm.base import ChatMessage, ModelRequest
+from conversation.llm.catalog import enabled_models
 from conversation.models import Direction, Message, TurnOutcome
 from conversation.orchestrator import LoopResult, run_tool_loop
 
@@ -27,6 +29,8 @@ from .context import TurnContext
 from .runtime_step import with_orchestrator_note
 from .tools import own_tools
 from .unavailable import model_unavailable
+
+log = logging.getLogger(__name__)
 
 
 def run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
@@ -45,7 +49,7 @@ def run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
         history = with_orchestrator_note(build_history(ctx, agent.history_window), ctx.runtime_note)
     request = ModelRequest(
         purpose="orchestrator",
-        model=agent.model,
+        model=_allowed_model(ctx, agent),
         system=system,
         messages=(),
         max_tokens=1024,
@@ -61,6 +65,24 @@ def run_orchestrator(ctx: TurnContext, agent: AgentConfig) -> LoopResult:
         tools=tools,
         max_steps=agent.max_steps,
     )
+
+
+def _allowed_model(ctx: TurnContext, agent: AgentConfig) -> str:
+    """The agent's model, or, when the organization no longer enables it (an admin narrowed
+    ``settings["llm"]["enabled_models"]`` after the agent was published; the agent form keeps
+    a model it may not offer again), the organization's generic model: the setting is a
+    cost and data decision the turn must respect, and the customer is still answered."""
+    org_settings = ctx.conversation.organization.settings
+    allowed = enabled_models(org_settings)
+    if allowed is None or agent.model in allowed or agent.provider != "anthropic":
+        return agent.model
+    model = generic_model(org_settings)
+    ctx.trace["model_substituted"] = {"configured": agent.model, "used": model}
+    log.warning(
+        "agent model not enabled for the organization",
+        extra={"configured": agent.model, "used": model, **ctx.ids},
+    )
+    return model
 
 
 def loop_outcome(ctx: TurnContext, loop: LoopResult) -> str:
