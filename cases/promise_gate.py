@@ -25,6 +25,10 @@ What happens to a promise with no open case of the conversation:
   backs (the item in the team's inbox), so what the customer is told is true, and the
   customer is not left in silence.
 
+A case that covers a promise (of this conversation, seen open or opened by this turn) is
+checked again, locked, in the turn's finish just before the text is written: one the team
+closed meanwhile is replaced by the fail-safe case (``_cover_again_at_send``).
+
 A case reply turn is covered only while its case is still open. A relay of a resolved case
 that still promises human action (the team wrote "vamos te ligar amanhã" and resolved) gets a
 case of its own at once, with no teaching veto first: the promise is the team's own word,
@@ -57,7 +61,7 @@ from cases.guardrail.promise_check import (
     PromiseDecision,
     decide_promise,
 )
-from cases.models import CaseSource
+from cases.models import OPEN_STATUSES, Case, CaseSource
 from cases.tools import TurnState
 from conversation import model_calls
 from conversation.llm.base import ChatMessage, LlmBadResponse, ModelRequest, ToolChoice, ToolSpec
@@ -88,14 +92,14 @@ def case_promise_send_gate(ctx: TurnState, text: str) -> str | GateHandoff | Non
     """None to let ``text`` go; a teaching error for the model, or a ``GateHandoff``."""
     agent = ctx.agent
     cases_on = agent is not None and agent.cases_enabled
-    if ctx.cases_opened:
-        return None  # this turn opened a case of this conversation: it covers any promise
     # The free local stages first: a text they clear for sure costs no query and no call.
     local = assess_promise(text)
     if not local.promise and not local.uncertain:
         return None
-    if selectors.has_open_case_in_conversation(ctx.conversation):
-        return None  # an open case of this conversation covers any promise
+    # A case this turn opened, or an open case of this conversation, covers any promise.
+    if ctx.cases_opened or selectors.has_open_case_in_conversation(ctx.conversation):
+        _cover_again_at_send(ctx, text)
+        return None
     decision = decide_promise(
         text, promise_check_call(ctx), timeout_s=settings.PROMISE_CHECK_TIMEOUT_S
     )
@@ -145,6 +149,41 @@ def case_promise_send_gate(ctx: TurnState, text: str) -> str | GateHandoff | Non
 
 # The turn records a veto under this code (``getattr(gate, "code", ...)``).
 case_promise_send_gate.code = CASE_PROMISE_WITHOUT_CASE  # type: ignore[attr-defined]
+
+
+def _cover_again_at_send(ctx: TurnState, text: str) -> None:
+    """The open case was seen with no lock held (the decide step, DESIGN §5); the team may
+    close it before the finish writes the text. So the finish, just before the text's outbox
+    row (an effect deferred ahead of it), locks the conversation's open cases again; if none
+    is left, it opens the §6 fail-safe case there, so the invariant "never a promise without
+    an open case" holds at the send. No network in the finish: the text's local verdict
+    (promise or uncertain) is enough for a case that may be one too many, never one too few.
+    A failure raises: the finish rolls back and the turn is decided again, never sent bare."""
+    defer = getattr(ctx, "defer", None)
+    if defer is None:
+        return
+    customer_text = ctx.customer_text()
+    agent_id = ctx.agent.agent_id if ctx.agent is not None else None
+
+    def cover() -> None:
+        still_open = Case.objects.select_for_update().filter(
+            organization_id=ctx.conversation.organization_id,
+            conversation_id=ctx.conversation.pk,
+            status__in=OPEN_STATUSES,
+        )
+        if still_open.values_list("pk", flat=True)[:1]:
+            return
+        case = services.case_open(
+            conversation=ctx.conversation,
+            source=CaseSource.GUARDRAIL_AUTOFALLBACK,
+            agent_id=agent_id,
+            turn_id=ctx.turn.pk,
+            **autofallback_fields(customer_text, text),
+        )
+        ctx.cases_opened.append(str(case.pk))
+        log.warning("covering case closed before the send", extra={"case_id": str(case.pk)})
+
+    defer(cover)
 
 
 def _prior_vetoes(ctx: TurnState) -> int:
