@@ -181,7 +181,7 @@ class AgentCreateForm(AgentVersionForm):
 
 class KnowledgeDocumentForm(forms.Form):
     title = forms.CharField(label=_("Título"), max_length=200)
-    body = forms.CharField(label=_("Conteúdo"), widget=forms.Textarea(attrs={"rows": 12}))
+    body = forms.CharField(label=_("Conteúdo"), max_length=50_000, widget=forms.Textarea)
     is_active = forms.BooleanField(
         label=_("Ativo (a IA pode consultar)"), required=False, initial=True
     )

@@ -9,9 +9,11 @@ from dataclasses import dataclass
 
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.db import connection
+from django.db.models import Func, TextField, Value
+from django.db.models.functions import Lower
 
 from conversation.models import KnowledgeDocument
-from conversation.text import normalize
+from conversation.text import fold, normalize
 
 MAX_RESULTS = 3
 PASSAGE_CHARS = 600
@@ -78,11 +80,17 @@ def search_knowledge(
         return []
     docs = KnowledgeDocument.objects.filter(organization_id=organization_id, is_active=True)
     if connection.vendor == "postgresql":
-        vector = SearchVector("title", weight="A", config="portuguese") + SearchVector(
-            "body", weight="B", config="portuguese"
+        vector = (
+            SearchVector("title", weight="A", config="portuguese")
+            + SearchVector(_folded("title"), weight="A", config="portuguese")
+            + SearchVector("body", weight="B", config="portuguese")
+            + SearchVector(_folded("body"), weight="B", config="portuguese")
         )
-        # Keep accents: the portuguese dictionary stems "cartão", not "cartao".
-        terms = [t for t in re.findall(r"\w+", query.casefold()) if normalize(t) not in _STOPWORDS]
+        # Each term as written and folded: the portuguese dictionary stems "cartão" and
+        # "cartao" apart, and customers often type without accents. Deduplicated, so a
+        # long, repetitive message stays a short query.
+        words = [t for t in re.findall(r"\w+", query.casefold()) if normalize(t) not in _STOPWORDS]
+        terms = list(dict.fromkeys(form for t in words for form in (t, fold(t))))
         if not terms:
             return []
         # OR of the terms: a customer's question rarely shares every word with the answer.
@@ -94,6 +102,18 @@ def search_knowledge(
         )
         return [KnowledgeHit(d.pk, d.title, passage(d.body, query), float(d.rank)) for d in rows]
     return _token_overlap(list(docs.only("id", "title", "body")), query, limit)
+
+
+def _folded(field: str) -> Func:
+    # PostgreSQL's built-in translate(): no unaccent extension to install. The letters of
+    # pt-BR text; ``fold`` removes the same marks from the query's side.
+    return Func(
+        Lower(field),
+        Value("áàâãäéèêëíìîïóòôõöúùûüçñ"),
+        Value("aaaaaeeeeiiiiooooouuuucn"),
+        function="translate",
+        output_field=TextField(),
+    )
 
 
 def _wanted(query: str) -> set[str]:
