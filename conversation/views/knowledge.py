@@ -9,7 +9,7 @@ from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts.access import access, role_required
@@ -23,7 +23,7 @@ from conversation.models import (
 )
 from conversation.views._common import PageRequest, _page
 
-STALE_EDIT = _lazy(
+STALE_EDIT = gettext_lazy(
     "Este documento foi alterado por outra pessoa enquanto você editava. Seu texto está "
     "abaixo; confira a versão atual e salve de novo para substituí-la."
 )
