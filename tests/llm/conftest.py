@@ -33,3 +33,15 @@ def records() -> Records:
 def fake_anthropic() -> Iterator[FakeAnthropicServer]:
     with FakeAnthropicServer() as server:
         yield server
+
+
+@pytest.fixture
+def claude(settings: Any) -> Iterator[FakeAnthropicServer]:
+    """Claude for the product's own client: the official SDK against the loopback server, with
+    no retries and a short timeout (the whole-turn tests of this folder)."""
+    with FakeAnthropicServer() as server:
+        settings.ANTHROPIC_API_KEY = "sk-ant-test"
+        settings.ANTHROPIC_BASE_URL = server.base_url
+        settings.ANTHROPIC_MAX_RETRIES = 0
+        settings.ANTHROPIC_TIMEOUT_S = 2.0
+        yield server

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from django.test import Client
 
 from conversation.models import Handoff, Message, Turn
@@ -19,16 +18,6 @@ from tests import factories
 from tests.conftest import simulator_post
 from tests.fakes.anthropic_bodies import recorded
 from tests.fakes.anthropic_server import FakeAnthropicServer
-
-
-@pytest.fixture
-def claude(settings: Any) -> Any:
-    with FakeAnthropicServer() as server:
-        settings.ANTHROPIC_API_KEY = "sk-ant-test"
-        settings.ANTHROPIC_BASE_URL = server.base_url
-        settings.ANTHROPIC_MAX_RETRIES = 0
-        settings.ANTHROPIC_TIMEOUT_S = 2.0
-        yield server
 
 
 def handoff_then_send() -> dict[str, Any]:

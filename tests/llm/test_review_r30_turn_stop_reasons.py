@@ -26,16 +26,6 @@ CUT = "Olá! Verifiquei aqui e o seu pedido"
 
 
 @pytest.fixture
-def claude(settings: Any) -> Any:
-    with FakeAnthropicServer() as server:
-        settings.ANTHROPIC_API_KEY = "sk-ant-test"
-        settings.ANTHROPIC_BASE_URL = server.base_url
-        settings.ANTHROPIC_MAX_RETRIES = 0
-        settings.ANTHROPIC_TIMEOUT_S = 2.0
-        yield server
-
-
-@pytest.fixture
 def channel(world: Any) -> Any:
     agent = factories.make_agent(
         world.org_a, "Claude", provider="anthropic", model="claude-haiku-4-5"
