@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import pytest
 from django.db import transaction
-from django.utils import timezone
 
 from accounts.models import Membership
 from cases import services
-from cases.models import Case, CaseNotice, CaseStatus, NoticeKind, NoticeStatus
+from cases.models import Case, CaseNotice, CaseStatus
 from cases.staff_replies import parse_command, staff_whatsapp_answer
 from conversation.models import Conversation, Message
 from tests import factories
 from tests.cases.conftest import open_case, say
+from tests.cases.test_staff_whatsapp import noticed as staff_notice
 
 STAFF = "5511977776666"
 
@@ -42,17 +42,7 @@ def staff_replies() -> list[str]:
 
 
 def noticed(case: Case, provider_id: str, phone: str = STAFF) -> CaseNotice:
-    """The team's WhatsApp notice of ``case`` went out to ``phone`` with ``provider_id``."""
-    return CaseNotice.objects.create(
-        organization=case.organization,
-        case=case,
-        event=case.events.get(kind="opened"),
-        kind=NoticeKind.CASE_OPENED,
-        phone=phone,
-        status=NoticeStatus.SENT,
-        sent_at=timezone.now(),
-        provider_message_id=provider_id,
-    )
+    return staff_notice(case, phone, provider_id)
 
 
 def test_a_deactivated_members_number_cannot_answer(

@@ -111,8 +111,9 @@ def test_a_staff_number_resolves_a_case_as_its_member(
     assert not LlmCall.objects.filter(turn=staff_turn).exists()
 
 
-def noticed(case: Case, phone: str = STAFF) -> CaseNotice:
-    """The team's WhatsApp notice of ``case`` went out to ``phone`` (as notifications send it)."""
+def noticed(case: Case, phone: str = STAFF, provider_id: str = "") -> CaseNotice:
+    """The team's WhatsApp notice of ``case`` went out to ``phone`` (as notifications send it),
+    with the provider's id for it when given (what a reply quotes)."""
     return CaseNotice.objects.create(
         organization=case.organization,
         case=case,
@@ -121,6 +122,7 @@ def noticed(case: Case, phone: str = STAFF) -> CaseNotice:
         phone=phone,
         status=NoticeStatus.SENT,
         sent_at=timezone.now(),
+        provider_message_id=provider_id,
     )
 
 
@@ -370,8 +372,8 @@ def test_a_reply_quoting_an_older_notice_answers_that_notices_case_through_the_t
     # of the older case (the webhook's reply_to quotes its provider id); the newer notice, the
     # one a reply without a quote would go to, keeps its case waiting.
     older, newer = open_case(conversation), open_case(conversation, title="Outro")
-    CaseNotice.objects.filter(pk=noticed(older).pk).update(provider_message_id="wamid.OLDER")
-    CaseNotice.objects.filter(pk=noticed(newer).pk).update(provider_message_id="wamid.NEWER")
+    noticed(older, provider_id="wamid.OLDER")
+    noticed(newer, provider_id="wamid.NEWER")
 
     with django_capture_on_commit_callbacks(execute=True):
         Client().post(
