@@ -776,6 +776,14 @@ def main() -> None:
         }
         if not args.no_db_pool:
             web_env["DB_POOL_MAX_SIZE"] = str(args.web_threads)
+        # As scripts/serve.sh does: production serves hashed static files from the manifest,
+        # and readiness (/health/ready/, "static") fails on a checkout never collected.
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
+            cwd=ROOT,
+            env=web_env,
+            check=True,
+        )
         procs.web = _spawn(
             [sys.executable, "-m", "gunicorn", "config.wsgi", "-c", "config/gunicorn.conf.py"],
             web_env,
