@@ -42,7 +42,7 @@ from cases.models import (
     NoticeStatus,
     StaffNumber,
 )
-from conversation.models import Conversation
+from conversation.models import Contact, Conversation
 from conversation.text import normalize
 
 log = logging.getLogger(__name__)
@@ -95,6 +95,10 @@ ANSWERED_PT = {
         "Caso #{ref} escalado: a conversa passou para uma pessoa da equipe e o cliente foi avisado."
     ),
 }
+ESCALATED_OPTED_OUT_PT = (
+    "Caso #{ref} escalado: a conversa passou para uma pessoa da equipe. O cliente pediu para "
+    "não receber mensagens, então não foi avisado."
+)
 
 
 @dataclass(frozen=True)
@@ -272,4 +276,15 @@ def _answer(
     except services.CaseError as exc:
         return f"Caso #{case.short_id}: {exc.message}"
     log.info("case answered from whatsapp", extra={**extra, "case_id": str(case.pk)})
+    if command.action == HumanAction.ESCALATE and conversation_opted_out(case):
+        # The customer asked for no more messages, so nobody told them (services: no notice
+        # to an opted-out contact); the confirmation must not say they were.
+        return ESCALATED_OPTED_OUT_PT.format(ref=case.short_id)
     return ANSWERED_PT[HumanAction(command.action)].format(ref=case.short_id)
+
+
+def conversation_opted_out(case: Case) -> bool:
+    """Whether the case's customer opted out of messages (so was told nothing)."""
+    return Contact.objects.filter(
+        conversations__pk=case.conversation_id, opted_out_at__isnull=False
+    ).exists()

@@ -190,6 +190,27 @@ def test_escalating_from_whatsapp_hands_off_and_tells_the_customer(
     assert told.body == services.escalated_customer_notice(case)
 
 
+def test_escalating_for_an_opted_out_customer_does_not_claim_they_were_told(
+    conversation, cases_world, staff, django_capture_on_commit_callbacks
+):
+    # An opted-out contact gets no notice (services._tell_customer_escalated), so the
+    # member's confirmation must not say "o cliente foi avisado".
+    case = open_case(conversation)
+    conversation.contact.opted_out_at = timezone.now()
+    conversation.contact.save(update_fields=["opted_out_at"])
+
+    staff_says(
+        cases_world, f"#{case.short_id} 3 só o gerente", "s-1", django_capture_on_commit_callbacks
+    )
+
+    case.refresh_from_db()
+    assert case.status == CaseStatus.ESCALATED
+    assert not Message.objects.filter(conversation=conversation, direction="outbound").exists()
+    (confirmation,) = staff_replies()
+    assert f"#{case.short_id} escalado" in confirmation
+    assert "não foi avisado" in confirmation
+
+
 def test_a_message_that_is_no_command_gets_the_help_and_no_ai(
     conversation, cases_world, staff, django_capture_on_commit_callbacks
 ):
