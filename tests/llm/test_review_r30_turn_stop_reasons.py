@@ -9,7 +9,6 @@ so half a sentence must never reach the customer either.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
@@ -19,8 +18,8 @@ from conversation.models import LlmCall, Message, Turn
 from conversation.turns.unavailable import UNAVAILABLE_HANDOFF_NOTICE
 from tests import factories
 from tests.conftest import simulator_post
-from tests.fakes.anthropic_bodies import recorded, tool_use_response
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.llm.test_review_r30_stop_reasons import cut_short_send, refusal
 
 CUT = "Olá! Verifiquei aqui e o seu pedido"
 
@@ -34,15 +33,7 @@ def channel(world: Any) -> Any:
 
 
 def cut_send() -> dict[str, Any]:
-    body = tool_use_response("send_message", {"text": CUT})
-    body["stop_reason"] = "max_tokens"
-    return body
-
-
-def refusal() -> dict[str, Any]:
-    body = copy.deepcopy(recorded("response_tool_use_haiku45_sdk.json"))
-    body["content"], body["stop_reason"] = [], "refusal"
-    return body
+    return cut_short_send(CUT)
 
 
 @pytest.mark.parametrize("answer", [cut_send, refusal], ids=["max_tokens_in_send", "refusal"])
