@@ -112,7 +112,7 @@ from .promise_stall import immediate_stall
 # of the learned stage's corpus (and feature version); it is recorded with the gate chain
 # version, so a veto in a trace can be tied to the detector that produced it. What each version
 # changed, and what it moved: ``VERSIONS.md`` beside this file.
-RULES_VERSION = "ptbr-promise-59"
+RULES_VERSION = "ptbr-promise-60"
 PROMISE_DETECTOR_VERSION = f"{RULES_VERSION}+lr-{corpus_digest(load_corpus())}"
 
 __all__ = [

@@ -78,9 +78,9 @@ from .lexicon import (
 )
 from .lexicon_people import CHECK_TARGET, FIELD_STAFF_LEADS
 from .promise_rule_types import Branch, Rule, first_token, first_tokens, tail
-from .promise_rules_dispatch import DISPATCH_RULES
 from .promise_rules_named import LATE_RULES
 from .promise_rules_pending import PENDING_RULES
+from .promise_rules_staff import FIELD_RULES
 from .promise_words import NOT_WHEN
 
 _INTENT_TAILS = (
@@ -355,7 +355,7 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     *PENDING_RULES,
-    *DISPATCH_RULES,
+    *FIELD_RULES,
     # "Vao te chamar por aqui", "Devem entrar em contato ainda hoje": a subjectless plural at
     # the start of a sentence is the business's people ("os Correios vao..." has a subject).
     Rule(

@@ -43,7 +43,7 @@ _OURS = r"(?:nosso|nossa|proxim[oa]|nosso\s+proximo|nossa\s+proxima)"
 
 # Presents of coming to the customer or acting for them, singular and plural; never
 # "atende", "abre", "funciona" (hours and facts), nor "entrega" (most often the noun).
-_COMES = alt(
+COMES = alt(
     (
         *("chega", "chegam", "vem", "vem ai", "vai ai", "vao ai", "passa", "passam", "passa ai"),
         *("leva", "levam", "traz", "trazem", "busca", "buscam", "entregam"),
@@ -60,6 +60,8 @@ _COMES = alt(
         *("volta", "voltam", "vem buscar", "vem trazer", "encontra", "encontram"),
         # "o motoqueiro sai com ele em uns 30 minutinhos" (round 19).
         *("sai com", "saem com", "pega", "pegam"),
+        # Round 31: "dois carregadores nossos te esperam na doca amanhã às 9h".
+        *("te espera", "te esperam", "lhe espera", "lhe esperam", "te aguarda", "te aguardam"),
     )
 )
 # The people the learned stage reads as such, Portuguese ones (the verbs are).
@@ -112,17 +114,17 @@ _RUN = (
 
 # The trades and people of the business that ``promise_rules``' subjects leave out (its
 # "human_will_act" reads teams and back-office roles only).
-_TRADES = tuple(
+TRADES = tuple(
     dict.fromkeys(word for word in (*FIELD_STAFF_LEADS, *_MORE_STAFF) if word not in SUBJECT_LEADS)
 )
-_TRADE_ACTS = alt(
+TRADE_ACTS = alt(
     (
         *("chegar", "passar", "passar ai", "vir", "levar", "trazer", "buscar", "entregar"),
         *("montar", "desmontar", "medir", "pintar", "refazer", "terminar", "finalizar"),
     )
 )
 _EN_CARRIERS = (*OUTSIDE_COURIERS, "fedex", "ups", "dhl", "usps", "amazon", "lyft", "doordash")
-_NOT_A_CONDITION = (
+NOT_A_CONDITION = (
     NOT_AFTER_DE + not_after(("se", "caso"), ("o", "a", "os", "as")) + r"(?<!\bse\s)(?<!\bcaso\s)"
 )
 
@@ -132,7 +134,7 @@ _NOT_OPENING_HOURS = (
 )
 
 # The people of the business as subjects of these rules.
-_PEOPLE = (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF)
+PEOPLE = (*SUBJECT_LEADS, *FIELD_STAFF_LEADS, *_MORE_STAFF)
 # A name in apposition after the subject: "o motorista, Seu Nilton, chega aí em 25 minutos".
 _NAMED = r"(?:\s*,\s*(?:(?:o|a|seu|dona|sr|sra)\.?\s+)?[a-z]+(?:\s+[a-z]+)?\s*,)?"
 # "já saiu da base e chega...": the departure before the arrival.
@@ -142,7 +144,7 @@ _LEFT_AND = (
     r"|\s+(?:ta|esta|tao|estao)\s+(?:indo(?:\s+ai)?|saindo(?:\s+[a-z]+){0,6}?)\s*(?:,|e))?"
 )
 # Not where from ("volta de férias"), nor a periphrasis of resuming ("volta a abrir").
-_NOT_FROM = r"(?!\s+(?:a\s+[a-z]+(?:ar|er|ir)|de|do|da|dos|das)(?![a-z0-9]))"
+NOT_FROM = r"(?!\s+(?:a\s+[a-z]+(?:ar|er|ir)|de|do|da|dos|das)(?![a-z0-9]))"
 # In the same clause: a time ahead that names a day, or the customer's place and a clock time.
 _WHEN = (
     rf"(?={_later_in_clause(_DAY_AHEAD)}"
@@ -161,11 +163,11 @@ _SENT = r"(?:enviad|deslocad|designad|mandad|encaminhad)[oa]s?"
 _BOOKED_FOR = (
     rf"\s+(?:para|pra|pro)\s+(?:{_DAY_AHEAD}|{_WEEKDAY}|sabado|domingo|[0-9]{{1,2}}/[0-9]{{1,2}})"
     r"(?![a-z0-9])[^.!?\n]*[.!?]+[^a-z0-9\n]*(?:(?:nosso|nossa|o|a|os|as)\s+)?"
-    + alt(_PEOPLE)
+    + alt(PEOPLE)
     + WORD_END
     + NOT_A_CARRIERS
     + SUBJ_GAP
-    + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}"
+    + rf"\s+(?:te\s+|lhe\s+)?{COMES}{WORD_END}{NOT_FROM}"
 )
 
 # What the business itself does when it comes: "buscamos", "vamos passar", "a gente leva".
@@ -189,10 +191,10 @@ _WE_COME_3 = (
 )
 # A question asks ("Passamos aí amanhã às 9h?"): the sentence must not end on one, unless a
 # closing tag asks nothing ("Passamos aí amanhã às 9h, tudo bem?" commits, as the policy's
-# "vou encaminhar para a equipe, tudo bem?").
+# "vou encaminhar para a equipe, tudo bem?"; round 31: "tá bom?", "beleza?", "fechado?").
 _NOT_ASKED = (
     r"(?![^.!?\n]*(?<!tudo\sbem)(?<!pode\sser)(?<!combinado)(?<!certo)(?<![\s,]ok)"
-    r"(?<![\s,]ta)\s*\?)"
+    r"(?<![\s,]ta)(?<!ta\sbom)(?<!beleza)(?<!fechado)\s*\?)"
 )
 # After "se preferir," / "caso queira": an offer that leaves the choice to the customer.
 _NOT_AN_OFFER = "".join(
@@ -204,7 +206,7 @@ _NOT_AN_OFFER = "".join(
 # Coming or acting at a clock time ahead in the same clause (``VISIT_AT_A_CLOCK`` and the
 # business's own "nosso X" branch of ``staff_comes_at_a_time``).
 _AT_A_CLOCK = (
-    rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}(?={_later_in_clause(_CLOCK_AHEAD)})"
+    rf"\s+(?:te\s+|lhe\s+)?{COMES}{WORD_END}{NOT_FROM}(?={_later_in_clause(_CLOCK_AHEAD)})"
 )
 
 
@@ -213,7 +215,9 @@ DISPATCH_RULES: tuple[Rule, ...] = (
         "own_vehicle_delivery",
         (
             # "vai no nosso caminhão", "sai amanhã cedo na próxima moto", "entregamos com o
-            # nosso utilitário": the thing travels on the business's vehicle.
+            # nosso utilitário", "sai da sua casa na terça de manhã no nosso caminhão" (round
+            # 31: the place and the day may stand between): the thing travels on the
+            # business's vehicle.
             Branch(
                 (
                     *("vai", "vao", "sai", "saem", "segue", "seguem", "desce", "descem"),
@@ -221,7 +225,7 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                     *("leva", "levam", "levamos", "entregam", "entregamos"),
                     *("embarca", "embarcam", "mandamos", "enviamos", "despachamos"),
                 ),
-                r"(?:\s+[a-z0-9]+){0,3}?\s+(?:n[oa]|pel[oa]|com\s+[oa])\s+"
+                r"(?:\s+[a-z0-9]+){0,7}?\s+(?:n[oa]|pel[oa]|com\s+[oa])\s+"
                 # "vão na próxima viagem do nosso caminhão".
                 + r"(?:proxima\s+(?:viagem|saida|rota|entrega)\s+d[oa]\s+)?"
                 + rf"(?:{_OURS}\s+{_FLEET}|{_FLEET}{_RUN}{WORD_END})",
@@ -267,17 +271,17 @@ DISPATCH_RULES: tuple[Rule, ...] = (
         "staff_comes_at_a_time",
         (
             Branch(
-                _PEOPLE,
+                PEOPLE,
                 NOT_A_CARRIERS
                 + _NAMED
                 + SUBJ_GAP
                 + _LEFT_AND
-                + rf"\s+(?:{_COMES}{WORD_END}{_NOT_FROM}{_WHEN}"
+                + rf"\s+(?:{COMES}{WORD_END}{NOT_FROM}{_WHEN}"
                 # For you, at a clock time: "o corretor te busca no metrô às 10h".
-                + rf"|(?:te|lhe)\s+{_COMES}{WORD_END}(?={_later_in_clause(_CLOCK_AHEAD)}))",
+                + rf"|(?:te|lhe)\s+{COMES}{WORD_END}(?={_later_in_clause(_CLOCK_AHEAD)}))",
                 # Not a complement ("o telefone do técnico"), nor a condition ("se o técnico
                 # vem amanhã, ...").
-                before=_NOT_A_CONDITION,
+                before=NOT_A_CONDITION,
             ),
             # Round 26: a word as often a thing as a person ("o coletor", "o guia", "a
             # monitora") is someone when it does what only a person does, at a time ahead:
@@ -285,8 +289,8 @@ DISPATCH_RULES: tuple[Rule, ...] = (
             Branch(
                 TRADES_ALSO_THINGS,
                 r"\s+(?:passa|passam|passa\s+ai|vem\s+ai|vai\s+ai|visita|(?:te|lhe)\s+busca)"
-                + rf"{WORD_END}{_NOT_FROM}{_WHEN}",
-                before=_NOT_A_CONDITION,
+                + rf"{WORD_END}{NOT_FROM}{_WHEN}",
+                before=NOT_A_CONDITION,
             ),
             # Rules 22. "o caminhão baú chega aí por volta das 8h", "o guincho já saiu da base
             # e chega em uns 40 min", "o caminhão tá a caminho" (round 28): a vehicle sent to
@@ -297,53 +301,53 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 + SUBJ_GAP
                 + _LEFT_AND
                 + r"\s+(?:(?:chega|passa|vem|vai\s+ai|encosta|estaciona)"
-                + rf"{WORD_END}{_NOT_FROM}{_WHEN}|{BE_PROG}\s+{ON_THE_WAY}{WORD_END})",
-                before=_NOT_A_CONDITION,
+                + rf"{WORD_END}{NOT_FROM}{_WHEN}|{BE_PROG}\s+{ON_THE_WAY}{WORD_END})",
+                before=NOT_A_CONDITION,
             ),
             # "O Seu Armando, nosso afinador, passa aí na terça": whoever the apposition makes
             # one of the business's own, at a time ahead (round 18).
             Branch(
                 ("nosso", "nossa"),
                 r"(?:\s+[a-z]+){1,3}\s*,(?:\s+ja)?\s+(?:te\s+|lhe\s+)?"
-                + rf"(?:{_COMES}{WORD_END}{_NOT_FROM}{_WHEN}"
+                + rf"(?:{COMES}{WORD_END}{NOT_FROM}{_WHEN}"
                 # "O Seu Valdir, nosso medidor, vai passar na sua obra na quinta".
-                + rf"|{FUT_AUX}(?:\s+(?:te|lhe))?\s+(?:{ACTION_INF}|{_TRADE_ACTS}){WORD_END})",
+                + rf"|{FUT_AUX}(?:\s+(?:te|lhe))?\s+(?:{ACTION_INF}|{TRADE_ACTS}){WORD_END})",
                 before=r"(?<=,\s)",
             ),
             # "um técnico será enviado ao local", "os montadores vão ser deslocados amanhã".
             Branch(
-                _PEOPLE,
+                PEOPLE,
                 NOT_A_CARRIERS
                 + SUBJ_GAP
                 + rf"\s+(?:sera|serao|vai\s+ser|vao\s+ser|ira\s+ser|irao\s+ser)\s+{_SENT}"
                 + WORD_END,
-                before=_NOT_A_CONDITION,
+                before=NOT_A_CONDITION,
             ),
             # Round 20: "uma equipe técnica já foi despachada para o seu endereço": sent, so
             # on its way to the customer.
             Branch(
-                _PEOPLE,
+                PEOPLE,
                 NOT_A_CARRIERS
                 + SUBJ_GAP
                 + r"(?:\s+ja)?\s+(?:foi|foram|esta|estao)(?:\s+ja)?(?:\s+sendo)?\s+"
                 + r"(?:enviad|deslocad|despachad|designad|mandad)[oa]s?\s+(?:para|pra|ate|ao)\s+"
                 + rf"(?:o\s+|a\s+)?(?:{_AT_YOURS}|seu\s+endereco|sua\s+casa|local){WORD_END}",
-                before=_NOT_A_CONDITION,
+                before=NOT_A_CONDITION,
             ),
             # "Nosso entregador leva direto pra capela às 15h": the business's own person or
             # vehicle at a clock time (round 19; the check-only cue of rules 35 read "nosso X"
             # + a clock on 23 labelled texts, every one a promise).
             Branch(
                 ("nosso", "nossa"),
-                rf"\s+{alt((*_PEOPLE, *FLEET_WORDS))}{WORD_END}"
+                rf"\s+{alt((*PEOPLE, *FLEET_WORDS))}{WORD_END}"
                 # "O nosso motorista, o Paulão, pega a senhora às 5h40".
                 + rf"{_NAMED}(?:\s+[a-z]+){{0,2}}?"
-                + rf"\s+(?:te\s+|lhe\s+)?{_COMES}{WORD_END}{_NOT_FROM}"
+                + rf"\s+(?:te\s+|lhe\s+)?{COMES}{WORD_END}{NOT_FROM}"
                 # A clock time, not "em até 30 minutos" alone (a service level), nor opening
                 # hours ("nosso suporte responde de segunda a sexta, das 9h às 18h"; round 26).
                 + _NOT_OPENING_HOURS
                 + rf"(?={_later_in_clause(_CLOCK_AT)})",
-                before=_NOT_A_CONDITION,
+                before=NOT_A_CONDITION,
             ),
             # "ele retorna sua ligação amanhã", "ela te liga": only a person calls back.
             Branch(
@@ -351,14 +355,14 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 r"(?:\s+ja)?\s+(?:(?:te|lhe)\s+(?:liga|retorna|chama|responde|procura)"
                 r"|retorna\s+(?:a\s+)?(?:sua|tua)\s+(?:ligacao|chamada|mensagem|contato))"
                 + WORD_END,
-                before=_NOT_A_CONDITION,
+                before=NOT_A_CONDITION,
             ),
             # "Ele vai aí amanhã às 8h": only a person goes to the customer's place (an order
             # "chega aí"; round 19).
             Branch(
                 ("ele", "ela"),
                 rf"\s+(?:vai|vem|passa)\s+ai{WORD_END}{_WHEN}",
-                before=_NOT_A_CONDITION,
+                before=NOT_A_CONDITION,
             ),
             Branch(
                 (
@@ -371,9 +375,9 @@ DISPATCH_RULES: tuple[Rule, ...] = (
             # "o técnico Juninho is on the way": the English of ``staff_on_the_way``; English
             # names a carrier before its driver ("the FedEx driver", round 30).
             Branch(
-                _PEOPLE,
+                PEOPLE,
                 NOT_A_CARRIERS + SUBJ_GAP + r"\s+(?:is|are)\s+on\s+(?:the|his|her|their)\s+way",
-                before=_NOT_A_CONDITION + "".join(rf"(?<!{c}\s)" for c in _EN_CARRIERS),
+                before=NOT_A_CONDITION + "".join(rf"(?<!{c}\s)" for c in _EN_CARRIERS),
             ),
         ),
     ),
@@ -390,8 +394,8 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                     *(f"gente {verb}" for verb in _WE_COME_3),
                     *_WE_COME,
                 ),
-                rf"(?:\s+(?:te|lhe))?{WORD_END}{_NOT_FROM}{_WHEN}{_NOT_ASKED}",
-                before=_NOT_A_CONDITION + _NOT_AN_OFFER,
+                rf"(?:\s+(?:te|lhe))?{WORD_END}{NOT_FROM}{_WHEN}{_NOT_ASKED}",
+                before=NOT_A_CONDITION + _NOT_AN_OFFER,
             ),
             # The day first: "Amanhã cedo buscamos as roupas aí".
             Branch(
@@ -400,21 +404,6 @@ DISPATCH_RULES: tuple[Rule, ...] = (
                 + rf"(?:{alt(_WE_COME)}|a\s+gente\s+{alt(_WE_COME_3)})"
                 + WORD_END
                 + _NOT_ASKED,
-            ),
-        ),
-    ),
-    # "o vidraceiro vai instalar o box na sexta", "o montador deve chegar às 9h": a trade of
-    # the business with a future (the teams' futures are ``human_will_act``'s).
-    Rule(
-        "staff_will_act",
-        (
-            Branch(
-                _TRADES,
-                NOT_A_CARRIERS
-                + SUBJ_GAP
-                + rf"(?:\s+ja)?\s+{FUT_AUX}(?:\s+(?:te|lhe))?\s+(?:{ACTION_INF}|{_TRADE_ACTS})"
-                + WORD_END,
-                before=_NOT_A_CONDITION,
             ),
         ),
     ),
@@ -428,20 +417,20 @@ DISPATCH_RULES: tuple[Rule, ...] = (
 # Read by ``promise_scan.visit_at_a_clock_time`` (which knows the sentence's habits).
 VISIT_AT_A_CLOCK = re.compile(
     Branch(
-        (*_PEOPLE, *FLEET_WORDS, *NAMES, NAME_MARK),
+        (*PEOPLE, *FLEET_WORDS, *NAMES, NAME_MARK),
         NOT_A_CARRIERS + _NOT_THEIR_VEHICLE + SUBJ_GAP + _LEFT_AND + _AT_A_CLOCK,
-        before=_NOT_A_CONDITION,
+        before=NOT_A_CONDITION,
     ).regex()
     + "|"
     + Branch(
-        ("nosso", "nossa"), r"(?:\s+[a-z]+){1,3}?" + _AT_A_CLOCK, before=_NOT_A_CONDITION
+        ("nosso", "nossa"), r"(?:\s+[a-z]+){1,3}?" + _AT_A_CLOCK, before=NOT_A_CONDITION
     ).regex()
     # The cleft: "Quem leva é o Seu Dito, no caminhão-pipa, por volta das 14h" (round 19).
     + "|"
     + Branch(
         ("quem",),
-        rf"\s+{_COMES}\s+(?:e|sera|vai\s+ser)\s+(?:o|a)\s+"
-        + rf"{alt((*_PEOPLE, *NAMES, NAME_MARK, 'seu', 'dona'))}{WORD_END}"
+        rf"\s+{COMES}\s+(?:e|sera|vai\s+ser)\s+(?:o|a)\s+"
+        + rf"{alt((*PEOPLE, *NAMES, NAME_MARK, 'seu', 'dona'))}{WORD_END}"
         + rf"(?={_later_in_clause(_CLOCK_AHEAD)})",
     ).regex()
 )

@@ -15,8 +15,9 @@ from .normalize import fold
 from .promise_relays import INSTRUCTION
 from .promise_rule_types import Rule
 from .promise_rules import RULES_BY_ANCHOR
-from .promise_rules_dispatch import DISPATCH_RULES, VISIT_AT_A_CLOCK
+from .promise_rules_dispatch import VISIT_AT_A_CLOCK
 from .promise_rules_named import NAMED_ON_THE_WAY
+from .promise_rules_staff import FIELD_RULES
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,7 @@ _IMMEDIATE_AFTER = re.compile(
 # Rules whose hit is a third party acting; instructions neutralise only these.
 # The dispatch rules (``promise_rules_dispatch``): a habit anywhere in the sentence, before
 # the subject too, makes them a fact about how the business works.
-_DISPATCH_RULES = frozenset(rule.rule_id for rule in DISPATCH_RULES)
+_DISPATCH_RULES = frozenset(rule.rule_id for rule in FIELD_RULES)
 _THIRD_PARTY_RULES = frozenset(
     {
         "human_will_act",

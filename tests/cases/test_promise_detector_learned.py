@@ -288,6 +288,11 @@ HELDOUT_R56 = load_round_4("heldout_r56.json")
 # for round 30; read once on detector 57 (local 0.957 / 0.90, share 0.14, five promises out
 # with the check off, none with it on); detector 58 came from it (seen).
 HELDOUT_R57 = load_round_4("heldout_r57.json")
+# r58: round 30's last blind set from the policy only (a piano workshop, a glass shop,
+# self-storage, a tailor, elevator maintenance, organic baskets, a print shop, an accounting
+# office), reserved unread for round 31; read once on detector 59 (local 0.953 / 0.82, share
+# 0.18, nine promises out with the check off, three with it on); detector 60 came from it (seen).
+HELDOUT_R58 = load_round_4("heldout_r58.json")
 # Round 26's tuning probes (read freely; detector 53 came from them): the dev set's kinds of
 # promise and of near miss, from the policy only.
 PROBE_R26A = load_round_4("probe_r26a.json")
@@ -363,6 +368,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets += [HELDOUT_R41, HELDOUT_R42, HELDOUT_R43, HELDOUT_R44, HELDOUT_R45, HELDOUT_R46]
     later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49, HELDOUT_R50, HELDOUT_R51]
     later_sets += [HELDOUT_R52, HELDOUT_R53, HELDOUT_R54, HELDOUT_R55, HELDOUT_R56, HELDOUT_R57]
+    later_sets += [HELDOUT_R58]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -581,10 +587,15 @@ def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages
 # r33: its first reading (detector 25) let three out; rules 26 caught two. The third, a porter
 # named only by "Seu" ("o Seu Dito leva as malas até o carro na hora da saída", 0.02), has no
 # day ahead and no word of the business.
+# r58: its first reading (detector 59) let three out; detector 60 caught two. The third closes
+# a deal and then states the remedy in the present with no time ("Então tá fechado: a gente
+# reimprime as 200 etiquetas ... e você não paga nada por isso", 0.005): "a gente troca" with no
+# day is as often the business's policy ("se vier com defeito, a gente troca"). Share 0.18 on
+# 59, 0.16 on 60.
 @pytest.mark.parametrize(
     ("items", "share_ceiling"),
-    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2)],
-    ids=["heldout_r25", "heldout_r33"],
+    [(HELDOUT_R25, 0.23), (HELDOUT_R33, 0.2), (HELDOUT_R58, 0.17)],
+    ids=["heldout_r25", "heldout_r33", "heldout_r58"],
 )
 def test_these_sets_let_out_one_promise_at_most_with_the_check_on(
     items: Labelled, share_ceiling: float
