@@ -30,6 +30,7 @@ from cases.models import (
     ReminderStatus,
     StaffNumber,
 )
+from cases.phones import phone_variants
 from conversation.models import (
     Conversation,
     Direction,
@@ -218,12 +219,25 @@ def relay_status(event: CaseEvent) -> RelayStatus:
     return RelayStatus(RelayState.QUEUED, bodies)
 
 
+# The customer's lines that answer nothing: a reaction (or its removal) to one of our
+# messages. The turn already gives them no reply (``conversation.turns.guards.NO_ASK_KINDS``,
+# kept a subset of this by a test); a case waiting on the customer is not answered by them.
+NOT_AN_ANSWER_KINDS = ("reaction",)
+
+
+def customer_answers(conversation_id: Any) -> QuerySet[Message]:
+    """The customer's lines of the conversation that may answer a question (``conversation_id``
+    may be an ``OuterRef``); the caller bounds them in time."""
+    return Message.objects.filter(
+        conversation_id=conversation_id, direction=Direction.INBOUND
+    ).exclude(kind__in=NOT_AN_ANSWER_KINDS)
+
+
 def customer_lines_since(conversation_id: uuid.UUID, since: datetime, limit: int = 10) -> list[str]:
-    """The customer's lines in the conversation after ``since`` (oldest first)."""
+    """The customer's answering lines in the conversation after ``since`` (oldest first)."""
     rows = (
-        Message.objects.filter(
-            conversation_id=conversation_id, direction=Direction.INBOUND, created_at__gt=since
-        )
+        customer_answers(conversation_id)
+        .filter(created_at__gt=since)
         .order_by("created_at")
         .values_list("body", flat=True)[:limit]
     )
@@ -376,15 +390,27 @@ STAFF_PHONES_SETTING = "case_staff_phones"
 
 
 def staff_phones(organization: Any) -> frozenset[str]:
-    """The organization's staff numbers (from the loaded organization row)."""
+    """The organization's staff numbers (from the loaded organization row), each in every
+    form WhatsApp may give it (``cases.phones``: a Brazilian mobile with and without its 9)."""
     settings_ = getattr(organization, "settings", None) or {}
-    return frozenset(str(p) for p in settings_.get(STAFF_PHONES_SETTING, ()))
+    return frozenset(
+        form for p in settings_.get(STAFF_PHONES_SETTING, ()) for form in phone_variants(str(p))
+    )
+
+
+def staff_number_of(organization_id: uuid.UUID, phone: str) -> StaffNumber | None:
+    """The staff number that ``phone`` is in this organization (in either form of a Brazilian
+    mobile), with its member, or None. The number as registered wins: a second member can no
+    longer register the other form (``services.staff_number_set``), but rows from before may."""
+    rows = list(
+        StaffNumber.objects.filter(
+            organization_id=organization_id, phone__in=sorted(phone_variants(phone))
+        ).select_related("membership__user")
+    )
+    return next((r for r in rows if r.phone == phone), rows[0] if rows else None)
 
 
 def staff_number_owner(organization_id: uuid.UUID, phone: str) -> uuid.UUID | None:
     """The membership whose staff number ``phone`` is in this organization, or None."""
-    return (
-        StaffNumber.objects.filter(organization_id=organization_id, phone=phone)
-        .values_list("membership_id", flat=True)
-        .first()
-    )
+    row = staff_number_of(organization_id, phone)
+    return row.membership_id if row else None

@@ -40,8 +40,8 @@ from cases.models import (
     CaseStatus,
     HumanAction,
     NoticeStatus,
-    StaffNumber,
 )
+from cases.phones import phone_variants
 from conversation.models import Contact, Conversation
 from conversation.text import normalize
 
@@ -137,11 +137,8 @@ def staff_membership(conversation: Conversation) -> Membership | None:
     phone = conversation.contact.phone
     if phone not in selectors.staff_phones(conversation.organization):
         return None  # a customer (the common case: no query)
-    row = (
-        StaffNumber.objects.filter(organization_id=conversation.organization_id, phone=phone)
-        .select_related("membership__user")
-        .first()
-    )
+    # WhatsApp may give a Brazilian mobile without the 9 it was registered with (or with it).
+    row = selectors.staff_number_of(conversation.organization_id, phone)
     return row.membership if row else None
 
 
@@ -160,8 +157,11 @@ def _id_prefix(ref: str) -> str:
 
 
 def _sent_notices(organization_id: uuid.UUID, phone: str) -> QuerySet[CaseNotice]:
+    # The notice went to the number as typed; the reply may come from its other form.
     return CaseNotice.objects.filter(
-        organization_id=organization_id, phone=phone, status=NoticeStatus.SENT
+        organization_id=organization_id,
+        phone__in=sorted(phone_variants(phone)),
+        status=NoticeStatus.SENT,
     ).select_related("case")
 
 

@@ -18,10 +18,17 @@ from cases.models import (
     CaseStatus,
     FollowUpStatus,
 )
-from cases.selectors import follow_up_template
+from cases.selectors import NOT_AN_ANSWER_KINDS, follow_up_template
 from conversation.channels import get_adapter
 from conversation.channels.base import service_window_open
-from conversation.models import Conversation, ConversationStatus, Message, SenderKind, Turn
+from conversation.models import (
+    Conversation,
+    ConversationStatus,
+    Direction,
+    Message,
+    SenderKind,
+    Turn,
+)
 from conversation.outbox import outbound_enqueue
 
 from ._records import _audit_system, _event
@@ -78,8 +85,10 @@ def follow_up_fire(
         return result
     if conversation.is_human_owned(now):
         return close(FollowUpStatus.CANCELLED, "human_owned", "human_owned")
-    if conversation.last_inbound_at is not None and conversation.last_inbound_at > (
-        follow_up.created_at
+    if (
+        conversation.last_inbound_at is not None
+        and conversation.last_inbound_at > follow_up.created_at
+        and not _only_reactions_since(conversation, follow_up.created_at)
     ):
         close(FollowUpStatus.ANSWERED, "lead_wrote")
         _arm_follow_up(case, now)
@@ -141,6 +150,21 @@ def follow_up_fire(
     _arm_follow_up(case, now)
     result.trace["attempt"] = attempt
     return result
+
+
+def _only_reactions_since(conversation: Conversation, since: datetime) -> bool:
+    """Whether all the customer sent since ``since`` answers nothing: a reaction (👍 on the
+    question) or its removal is no answer, so it neither spares an attempt nor resets the
+    clock."""
+    kinds = set(
+        Message.objects.filter(
+            conversation=conversation, direction=Direction.INBOUND, created_at__gt=since
+        )
+        .order_by()
+        .values_list("kind", flat=True)
+        .distinct()
+    )
+    return bool(kinds) and kinds <= set(NOT_AN_ANSWER_KINDS)
 
 
 def _free_text_reaches(conversation: Conversation, now: datetime) -> bool:

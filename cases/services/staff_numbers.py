@@ -12,11 +12,13 @@ from django.db import IntegrityError, transaction
 from accounts.models import Membership, Organization
 from accounts.services import audit_log_write
 from cases.models import StaffNumber
+from cases.phones import phone_variants
 from cases.selectors import STAFF_PHONES_SETTING
 
 from .state_machine import InvalidCaseInput
 
 PHONE = re.compile(r"^[0-9]{8,15}$")
+TAKEN = "Este número já é de outro membro da equipe."
 
 
 def staff_number_set(*, membership: Membership, actor: Any, phone: str) -> StaffNumber | None:
@@ -26,9 +28,24 @@ def staff_number_set(*, membership: Membership, actor: Any, phone: str) -> Staff
     if phone and not PHONE.match(phone):
         raise InvalidCaseInput("Use de 8 a 15 dígitos, com DDI e DDD.")
     with transaction.atomic():
+        # The organization's lock first (``_copy_to_organization`` takes it anyway): two admins
+        # registering the two forms of one number for two members cannot both pass the check.
+        Organization.objects.select_for_update().only("pk").get(pk=membership.organization_id)
         current = StaffNumber.objects.filter(membership=membership).first()
         before = current.phone if current else ""
         row: StaffNumber | None = current
+        if (
+            phone
+            # The number in either form WhatsApp may give it (a Brazilian mobile with or
+            # without its 9): a message from it must name one member only.
+            and StaffNumber.objects.filter(
+                organization_id=membership.organization_id,
+                phone__in=sorted(phone_variants(phone)),
+            )
+            .exclude(membership=membership)
+            .exists()
+        ):
+            raise InvalidCaseInput(TAKEN)
         if not phone:
             if current is not None:
                 current.delete()
@@ -42,14 +59,8 @@ def staff_number_set(*, membership: Membership, actor: Any, phone: str) -> Staff
                         phone=phone,
                     )
             except IntegrityError as exc:
-                raise InvalidCaseInput("Este número já é de outro membro da equipe.") from exc
+                raise InvalidCaseInput(TAKEN) from exc
         elif current.phone != phone:
-            if (
-                StaffNumber.objects.filter(organization_id=membership.organization_id, phone=phone)
-                .exclude(pk=current.pk)
-                .exists()
-            ):
-                raise InvalidCaseInput("Este número já é de outro membro da equipe.")
             current.phone = phone
             current.save(update_fields=["phone"])
         audit_log_write(

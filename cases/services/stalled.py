@@ -42,12 +42,13 @@ from cases.models import (
 )
 from cases.selectors import (
     RelayState,
+    customer_answers,
     customer_lines_since,
     notification_settings_for,
     relay_status,
 )
 from conversation.dispatch import enqueue
-from conversation.models import Direction, Message, TriggerKind, Turn
+from conversation.models import TriggerKind, Turn
 
 from ._records import _audit_sweep
 from .lifecycle import _back_to_team
@@ -97,9 +98,8 @@ def stalled_cases_sweep(*, organization_id: uuid.UUID, now: datetime) -> dict[st
 def _lead_answered(organization_id: uuid.UUID, now: datetime) -> int:
     # The grace runs from the customer's first line of this wait, not the last: a customer
     # who keeps writing after answering must not hold the case away from the team.
-    answered_before_grace = Message.objects.filter(
-        conversation_id=OuterRef("conversation_id"),
-        direction=Direction.INBOUND,
+    # A reaction (👍 on our question) is no answer: it neither starts the grace nor counts.
+    answered_before_grace = customer_answers(OuterRef("conversation_id")).filter(
         created_at__gt=OuterRef("waiting_since"),
         created_at__lte=now - _lead_answer_grace(),
     )
