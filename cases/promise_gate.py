@@ -9,6 +9,15 @@ The promise verdict is the detector's (``cases.guardrail.promise_check.decide_pr
 rules, the learned stage and — only for the uncertain band, when the workspace has a model —
 a closed-schema check through the model seam (purpose ``promise_check``, its own LlmCall
 row), which fails closed (an error, a timeout or a malformed answer counts as a promise).
+The check runs on ``PROMISE_CHECK_MODEL`` when the organization enables it, else on the
+organization's generic model (``conversation.agents.generic_model``: its default model, the
+platform's, or the first it enables), as a turn does for an agent model it no longer enables;
+the substitution is on the trace (``promise_check_model_substituted``). A workspace with no
+model (no API key, or an offline agent) decides on the local stages alone; one with a model
+this turn may not call (the organization is past its AI budget, ``spend_stopped``) fails
+closed, as a check that errors does.
+
+A veto's teaching error is in the agent's language (``cases.guardrail.teaching``).
 
 What happens to a promise with no open case of the conversation:
 
@@ -46,7 +55,6 @@ from django.db import DatabaseError, transaction
 
 from cases import selectors, services
 from cases.guardrail import (
-    CASE_PROMISE_TEACHING_PT,
     CASE_PROMISE_WITHOUT_CASE,
     GUARD_CHAIN_VERSION,
     GuardContext,
@@ -61,10 +69,20 @@ from cases.guardrail.promise_check import (
     PromiseDecision,
     decide_promise,
 )
+from cases.guardrail.teaching import case_promise_teaching
 from cases.models import OPEN_STATUSES, Case, CaseSource
 from cases.tools import TurnState
 from conversation import model_calls
-from conversation.llm.base import ChatMessage, LlmBadResponse, ModelRequest, ToolChoice, ToolSpec
+from conversation.agents import generic_model
+from conversation.llm.base import (
+    ChatMessage,
+    LlmBadResponse,
+    LlmUnavailable,
+    ModelRequest,
+    ToolChoice,
+    ToolSpec,
+)
+from conversation.llm.catalog import enabled_models
 from conversation.models import HandoffReason, TriggerKind
 from conversation.text import trim
 
@@ -116,6 +134,7 @@ def case_promise_send_gate(ctx: TurnState, text: str) -> str | GateHandoff | Non
             reason="A IA prometeu a ação de uma pessoa e o agente não tem casos humanos.",
         )
     assert agent is not None
+    teaching = case_promise_teaching(agent.prompt)
     verdict = run_guard_chain(
         GuardContext(
             body=text,
@@ -124,12 +143,13 @@ def case_promise_send_gate(ctx: TurnState, text: str) -> str | GateHandoff | Non
             prior_vetoes_this_turn=_prior_vetoes(ctx),
             cases_enabled=True,
             detect=lambda _body: decision.match,
+            teaching=teaching,
         )
     )
     if verdict.kind is VerdictKind.ALLOW:
         return None
     if verdict.kind is VerdictKind.VETO:
-        return verdict.error_message or CASE_PROMISE_TEACHING_PT
+        return verdict.error_message or teaching
     try:
         with transaction.atomic():  # a savepoint: a failure leaves the turn usable
             case = services.case_open(
@@ -141,7 +161,7 @@ def case_promise_send_gate(ctx: TurnState, text: str) -> str | GateHandoff | Non
             )
     except (DatabaseError, services.CaseError):
         log.exception("guardrail auto-open failed", extra={"turn_id": str(ctx.turn.pk)})
-        return CASE_PROMISE_TEACHING_PT
+        return teaching
     ctx.cases_opened.append(str(case.pk))
     ctx.trace["case_autofallback"] = str(case.pk)
     return None
@@ -159,9 +179,6 @@ def _cover_again_at_send(ctx: TurnState, text: str) -> None:
     an open case" holds at the send. No network in the finish: the text's local verdict
     (promise or uncertain) is enough for a case that may be one too many, never one too few.
     A failure raises: the finish rolls back and the turn is decided again, never sent bare."""
-    defer = getattr(ctx, "defer", None)
-    if defer is None:
-        return
     customer_text = ctx.customer_text()
     agent_id = ctx.agent.agent_id if ctx.agent is not None else None
 
@@ -183,7 +200,7 @@ def _cover_again_at_send(ctx: TurnState, text: str) -> None:
         ctx.cases_opened.append(str(case.pk))
         log.warning("covering case closed before the send", extra={"case_id": str(case.pk)})
 
-    defer(cover)
+    ctx.defer(cover)
 
 
 def _prior_vetoes(ctx: TurnState) -> int:
@@ -204,14 +221,15 @@ def _record(ctx: TurnState, decision: PromiseDecision) -> None:
 
 
 def promise_check_call(ctx: TurnState) -> PromiseCheckCall | None:
-    """The model check through the model seam, or None when the workspace runs offline.
+    """The model check through the model seam, or None when the workspace has no model.
 
     One attempt (no SDK retries: a retry would only push the send past its deadline, and
     a failure already fails closed); the call is recorded on the turn's ledger under its
-    own purpose, so it writes an LlmCall row with the turn's."""
+    own purpose, so it writes an LlmCall row with the turn's. A workspace that has a model
+    this turn may not call (past its AI budget) gets a check that fails: a promise."""
     provider = ctx.agent.provider if ctx.agent is not None else "anthropic"
     if model_calls.provider_name(provider) == "offline":
-        return None
+        return _cannot_run if _has_model(provider) else None
     ledger = getattr(ctx, "ledger", None)
     recorder = ledger if ledger is not None else _drop
     client = model_calls.model_client(recorder, provider=provider, max_retries=0)
@@ -226,7 +244,7 @@ def promise_check_call(ctx: TurnState) -> PromiseCheckCall | None:
         response = client.complete(
             ModelRequest(
                 purpose=request.purpose,
-                model=settings.PROMISE_CHECK_MODEL,
+                model=check_model(ctx),
                 system=(request.system,),
                 messages=(ChatMessage(role="user", content=request.message),),
                 tools=(ToolSpec(tool["name"], tool["description"], tool["input_schema"]),),
@@ -243,6 +261,35 @@ def promise_check_call(ctx: TurnState) -> PromiseCheckCall | None:
         return dict(answer)
 
     return call
+
+
+def _has_model(provider: str) -> bool:
+    """Whether the workspace has a model for ``provider`` when no spend stop applies: an
+    API key, and an agent not set to the offline model (``model_calls.provider_name``)."""
+    return provider != "offline" and bool(settings.ANTHROPIC_API_KEY)
+
+
+def _cannot_run(request: PromiseCheckRequest) -> object:
+    # Only the spend stop makes a workspace with a model offline for a turn.
+    raise LlmUnavailable("promise check: the organization is past its AI budget")
+
+
+def check_model(ctx: TurnState) -> str:
+    """``PROMISE_CHECK_MODEL`` when the organization enables it (or restricts nothing), else
+    its generic model — the substitution a turn makes for an agent model the organization no
+    longer enables (``conversation.turns.orchestration``), traced the same way."""
+    configured: str = settings.PROMISE_CHECK_MODEL
+    org_settings = ctx.conversation.organization.settings
+    allowed = enabled_models(org_settings)
+    if allowed is None or configured in allowed:
+        return configured
+    used = generic_model(org_settings)
+    ctx.trace["promise_check_model_substituted"] = {"configured": configured, "used": used}
+    log.warning(
+        "promise check model not enabled for the organization",
+        extra={"configured": configured, "used": used, "turn_id": str(ctx.turn.pk)},
+    )
+    return used
 
 
 def _drop(record: object) -> None:

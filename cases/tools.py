@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from cases import selectors, services
@@ -46,6 +46,10 @@ class TurnState(Protocol):
     cases_opened: list[str]  # ids of the cases this turn opened
 
     def customer_text(self) -> str: ...
+
+    # An effect the turn's finish applies, in order, in its transaction (the send gate's
+    # locked re-check of a covering case runs there, ahead of the text's outbox row).
+    def defer(self, effect: Callable[[], object]) -> None: ...
 
 
 OPEN_HUMAN_CASE_SPEC = ToolSpec(

@@ -88,6 +88,8 @@ class GuardContext:
     # The promise detector the stage asks; the send gate passes its own verdict (local
     # stages plus the model check on the uncertain band) so the message is judged once.
     detect: Callable[[str], PromiseMatch | None] = detect_human_promise
+    # The teaching error of a veto, in the agent's language (``teaching``).
+    teaching: str = CASE_PROMISE_TEACHING_PT
 
     def __post_init__(self) -> None:
         if self.prior_vetoes_this_turn < 0:
@@ -133,7 +135,7 @@ def case_promise_stage(ctx: GuardContext) -> GuardVerdict:
             VerdictKind.VETO,
             stage="case_promise_stage",
             code=CASE_PROMISE_WITHOUT_CASE,
-            error_message=CASE_PROMISE_TEACHING_PT,
+            error_message=ctx.teaching,
             promise=promise,
         )
     return GuardVerdict(
