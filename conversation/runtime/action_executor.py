@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from .consent import call_off, without_courtesy
 from .intent_extractor import IntentExtractor, is_goodbye
 from .mutations import on_action_completed, on_action_started, on_workflow_resumed
 from .state import (
@@ -22,7 +23,7 @@ from .state import (
     ToolKind,
     ToolOutcome,
 )
-from .textnorm import fold, normalize_utterance, words
+from .textnorm import canonical, fold, normalize_utterance, words
 
 # Scalar result keys copied into ResolvedAction.result_summary (kept JSON-safe and small).
 _SUMMARY_KEYS = (
@@ -226,6 +227,8 @@ _STOP = re.compile(
     r"deixa\s+pra\s+la|deixa\s+quieto|esquece|para\s+tudo|mudei\s+de\s+ideia)\b"
     # A bare "cancela (isso)": calling it off (or on), no answer to pass on.
     r"|^(?:pode\s+)?cancel\w*(?:\s+(?:isso|tudo|entao|ai|logo|o\s+pedido|a\s+solicitacao))?$"
+    # "pera", "calma", "um momento": the customer asks to wait (review r31), like "espera".
+    r"|^(?:pera|perai|calma|aguarda|(?:so\s+)?um\s+(?:momento|minuto|segundo|instante))\b"
 )
 
 
@@ -234,13 +237,18 @@ class ValueInterpreter:
 
     YES = frozenset({"sim", "s", "isso", "pode", "pode sim", "quero", "claro", "ok", "confirmo"})
     NO = frozenset({"nao", "não", "n", "negativo", "não quero", "nao quero"})
+    # Compared without courtesy (consent: "sim, obrigado" is a yes, "não, obrigada" a no);
+    # "sim pode" and "pode ser" are yeses as plain as "pode sim" (review r31).
+    _YES_FORMS = frozenset(canonical(v) for v in (*YES, "sim pode", "pode ser"))
+    _NO_FORMS = frozenset(canonical(v) for v in NO)
 
     def interpret(self, user_text: str, pending: PendingWorkflowResume) -> str | None:
         normalized = normalize_utterance(user_text)
         if not normalized:
             return None
         if pending.normalize == "yes_no":
-            value = "sim" if normalized in self.YES else "nao" if normalized in self.NO else None
+            said = without_courtesy(user_text)
+            value = "sim" if said in self._YES_FORMS else "nao" if said in self._NO_FORMS else None
             allowed = {fold(v) for v in pending.allowed_values}
             return value if value is not None and (not allowed or value in allowed) else None
         if pending.normalize == "choice":
@@ -258,6 +266,6 @@ class ValueInterpreter:
             return contained[0] if len(contained) == 1 else None
         if "?" in user_text or is_goodbye(user_text, IntentExtractor.END_PHRASES):
             return None  # "o que é o Tamboro?", "tchau": the customer says something else
-        if _STOP.search(" ".join(words(user_text))):
-            return None  # "espera, não cancela", "desisto": no answer to pass on
+        if _STOP.search(" ".join(words(user_text))) or call_off(user_text) is not None:
+            return None  # "espera, não cancela", "desisto", "pode parar": no answer to pass on
         return user_text.strip()

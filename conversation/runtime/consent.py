@@ -20,6 +20,7 @@ the items, instead of acting.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Literal
 
@@ -114,7 +115,9 @@ _QUALIFIERS: tuple[tuple[Qualifier, tuple[str, ...]], ...] = (
 )
 
 
-def _strip_polite(text: str) -> str:
+def without_courtesy(text: str) -> str:
+    """``canonical(text)`` without the courtesy around the answer ("Não, obrigada!" ->
+    "nao"): what an answer says is read from this form."""
     form = f" {canonical(text)} "
     for polite in _POLITE:
         form = form.replace(f" {polite} ", " ")
@@ -123,7 +126,7 @@ def _strip_polite(text: str) -> str:
 
 def is_canonical_yes(text: str) -> bool:
     """The spec's canonical affirmation, after normalisation and without courtesy."""
-    return _strip_polite(text) in _CANONICAL_YES
+    return without_courtesy(text) in _CANONICAL_YES
 
 
 def is_bare_affirmation(text: str) -> bool:
@@ -136,6 +139,75 @@ def is_bare_affirmation(text: str) -> bool:
         return False
     allowed = _YES_WORDS | _YES_FILLERS
     return any(w in _YES_WORDS for w in found) and all(w in allowed for w in found)
+
+
+CallOff = Literal["withdraw", "unclear"]
+
+
+def _alternatives(*phrases: str) -> str:
+    return "|".join(canonical(p) for p in phrases)
+
+
+# Words around a call-off that add nothing to it ("ah, esquece isso então").
+_CALL_OFF_LEAD = _alternatives(
+    "ah", "ok", "ta", "entao", "nao", "olha", "hum", "hmm", "pensando bem", "na verdade"
+)
+_CALL_OFF_OBJECT = _alternatives(
+    "isso",
+    "isto",
+    "tudo",
+    "tudo isso",
+    "disso",
+    "esse pedido",
+    "essa solicitacao",
+    "o pedido",
+    "a solicitacao",
+    "entao",
+    "ai",
+    "logo",
+    "mesmo",
+    "de vez",
+)
+_WITHDRAW = _alternatives(
+    "esquece",
+    "esqueca",
+    "deixa pra la",
+    "deixa para la",
+    "deixa isso pra la",
+    "deixa quieto",
+    "desisto",
+    "desisti",
+    "mudei de ideia",
+    "para tudo",
+    "pode parar",
+    "nao precisa mais",
+)
+# A cancel verb naming nothing: while a cancellation waits, it may be its yes ("cancela
+# isso" = go ahead) or calling it off, so it is never read as either.
+_BARE_CANCEL = _alternatives(
+    "cancela", "cancelar", "cancele", "pode cancelar", "nao quero mais", "pode tirar", "tira"
+)
+
+
+def _call_off_pattern(core: str) -> re.Pattern[str]:
+    return re.compile(rf"(?:(?:{_CALL_OFF_LEAD}) )*(?:{core})(?: (?:{_CALL_OFF_OBJECT}))*")
+
+
+_WITHDRAW_RE = _call_off_pattern(_WITHDRAW)
+_BARE_CANCEL_RE = _call_off_pattern(_BARE_CANCEL)
+
+
+def call_off(text: str) -> CallOff | None:
+    """A message that calls off what waits for the customer without naming anything
+    (review r31): "esquece", "deixa pra lá", "mudei de ideia" withdraw it; a bare cancel
+    ("cancela isso", "não quero mais") is ``"unclear"`` — the yes to a pending cancellation
+    or calling it off. ``None`` for anything else, an item named included."""
+    form = without_courtesy(text)
+    if _WITHDRAW_RE.fullmatch(form):
+        return "withdraw"
+    if _BARE_CANCEL_RE.fullmatch(form):
+        return "unclear"
+    return None
 
 
 def qualifier(text: str) -> Qualifier | None:

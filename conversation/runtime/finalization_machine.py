@@ -45,7 +45,8 @@ class FinalizationMachine:
         return "continue"
 
     def continue_turn(self, state: ConversationState) -> None:
-        """Nothing left to run or ask: the conversation goes on (status open)."""
+        """Nothing left to run or ask: the conversation goes on (status open). A paused
+        workflow the customer called off goes with it (``on_turn_continued``)."""
         on_turn_continued(state)
 
     def pause_mid_queue(self, state: ConversationState, tool_result: Mapping[str, Any]) -> None:

@@ -164,6 +164,13 @@ def on_finalize_recommended(state: ConversationState) -> None:
 @hook_span
 def on_turn_continued(state: ConversationState) -> None:
     state.status = ConversationStatus.OPEN
+    # Departure from the spec's pure-status hook (review r31): "nothing left to run or ask"
+    # holds in the state too. Only when the customer calls off a paused workflow is one
+    # still set here: its question and the steps queued behind it go (the backend's paused
+    # execution is never resumed, so nothing acts).
+    if state.pending_workflow is not None:
+        state.pending_workflow = None
+        state.action_queue = ActionQueue()
 
 
 # --- as-built: invoice snapshot, active line, trace -------------------------------------

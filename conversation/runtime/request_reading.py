@@ -12,7 +12,7 @@ from typing import Any
 
 from .action_queue import item_from_dict, queue_items
 from .amendments import amend_pending, narrow_by_line, pick_choices
-from .consent import is_bare_affirmation, qualifier
+from .consent import call_off, is_bare_affirmation, qualifier
 from .intent_extractor import ExtractedIntent
 from .invoice_resolver import ResolutionOutcome
 from .line_choice import holder_line
@@ -172,6 +172,45 @@ class RequestReading:
         if outcome.has_ambiguity or any(i.canonical_name not in about for i in outcome.resolved):
             return outcome
         return None
+
+    def _called_off(self, state: ConversationState, turn: _Turn) -> RuntimeResult | None:
+        """A message that calls off what waits for the customer, naming nothing (review r31).
+
+        "esquece", "deixa pra lá", "mudei de ideia" withdraw the open request — the pending
+        confirmation if there is one (with a workflow paused behind it, its question is
+        the open one again), else the paused workflow and what is queued behind it, which
+        is then never resumed. A bare "cancela isso" or "não quero mais" may be the yes to a
+        pending cancellation or calling it off: the pending question is asked again, never
+        answered for the customer. ``None`` when nothing waits (today's reading: "cancela
+        isso" names nothing on the invoice) or the message is something else. Nothing here
+        ever acts: withdrawing runs nothing, asking again consumes nothing.
+        """
+        pending = state.pending_confirmation
+        paused = state.pending_workflow
+        if pending is None and paused is None:
+            return None
+        kind = call_off(turn.intent.raw_text)
+        if kind is None:
+            return None
+        if pending is not None:
+            if kind == "unclear":
+                return self._ask_again(state, "unclear")
+            subjects = [i.canonical_name for i in queue_items(pending.authorized_queue)]
+            subjects += [str(c.get("canonical_name", "")) for c in pending.choices]
+            names = list(dict.fromkeys(s for s in subjects if s))
+            self._confirmations.withdraw(state)
+            if paused is not None:
+                question = self._finalization.ask_workflow_again(state)
+                return reply([self._composer.withdrawn(names, paused.subject), question])
+            self._finalization.continue_turn(state)
+            return reply([self._composer.withdrawn(names)])
+        assert paused is not None
+        if kind == "unclear":
+            question = self._finalization.ask_workflow_again(state)
+            return reply([self._composer.call_off_unclear(paused.subject, question)])
+        queued = [i.canonical_name for i in queue_items(state.action_queue)]
+        self._finalization.continue_turn(state)  # drops the paused workflow and its queue
+        return reply([self._composer.withdrawn(list(dict.fromkeys([paused.subject, *queued])))])
 
     def _ask_again(self, state: ConversationState, why: str) -> RuntimeResult:
         """The pending question again, saying why; only its next answer counts."""

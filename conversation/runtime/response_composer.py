@@ -202,6 +202,27 @@ class ResponseComposer:
             )
         return "Certo, então não vou seguir com nenhum desses. Posso ajudar com mais alguma coisa?"
 
+    def withdrawn(self, subjects: Sequence[str], paused_subject: str = "") -> str:
+        """Said when the customer calls off what waited for them ("esquece", "deixa pra
+        lá"); with a workflow still waiting behind it, its question follows."""
+        names = join_pt(list(subjects))
+        head = (
+            f"Certo, não vou seguir com a solicitação sobre {names}."
+            if names
+            else "Certo, não vou seguir com essa solicitação."
+        )
+        if paused_subject:
+            return f"{head} Ainda preciso da sua resposta sobre {paused_subject}:"
+        return f"{head} {self.anything_else()}"
+
+    def call_off_unclear(self, subject: str, question: str) -> str:
+        """A bare "cancela isso" while a workflow waits: its answer or calling it off? The
+        question again, and how to call it off."""
+        return (
+            f"Só para ter certeza sobre {subject}: {question} Se preferir não seguir com "
+            "essa solicitação, é só dizer *esquece*."
+        )
+
     def retry_question(self, subject: str) -> str:
         return f"Quer que eu tente de novo a solicitação sobre {subject}?"
 

@@ -17,6 +17,7 @@ from .action_executor import ActionQueueExecutor, ToolAdapter, ToolBackend, Valu
 from .action_queue import ActionQueueBuilder, item_to_dict, queue_items
 from .clock import Clock, SystemClock
 from .confirmation_manager import ConfirmationManager
+from .consent import call_off
 from .finalization_machine import FinalizationMachine
 from .intent_extractor import (
     ExtractedIntent,
@@ -137,6 +138,12 @@ class ConversationRuntime(RequestReading, TurnBookkeeping):
             return self._finish(
                 state, turn, result, decision="execute_action_queue", rule="confirmation_manager"
             )
+
+        # "esquece", "cancela isso": about what waits for the customer, not a new request.
+        called_off = self._called_off(state, turn)
+        if called_off is not None:
+            kind = "withdraw" if call_off(user_text) == "withdraw" else "ask_again"
+            return self._finish(state, turn, called_off, decision=kind, rule="consent")
 
         # An answer that changes the pending request (a qualified yes, a line) is a new one.
         request = self._amended_request(state, turn, callbacks)

@@ -28,6 +28,7 @@ DECISION_LABELS: dict[str, Label] = {
     "ask_again": _("Perguntar de novo (a resposta não valia como confirmação)"),
     "execute_action_queue": _("Executar o que o cliente confirmou"),
     "resume_workflow": _("Retomar o atendimento pausado com a resposta do cliente"),
+    "withdraw": _("Deixar de lado o pedido pendente, como o cliente pediu"),
     "call_informative_tool": _("Explicar a fatura"),
     "rag": _("Responder pela base de conhecimento"),
     "item_not_found": _("Dizer que o serviço não está na fatura"),
