@@ -295,6 +295,11 @@ def canned_replies(organization_id: Any) -> QuerySet[CannedReply]:
     return CannedReply.objects.filter(organization_id=organization_id).order_by("shortcut")
 
 
+# How many messages the conversation page shows at once, newest first; "Carregar mensagens
+# anteriores" brings the page before (a long conversation on a phone stays light).
+TIMELINE_PAGE_SIZE = 50
+
+
 @dataclass(frozen=True)
 class TimelineEntry:
     """One line of a conversation's timeline: a message, or a team's internal note."""
@@ -304,14 +309,73 @@ class TimelineEntry:
     note: InternalNote | None = None
 
 
+@dataclass(frozen=True)
+class Timeline:
+    """One page of a conversation's timeline, oldest line first. ``cursor`` is the oldest
+    message shown when there are older ones (the "Carregar mensagens anteriores" control
+    asks for the page before it), else ``None``."""
+
+    entries: list[TimelineEntry]
+    cursor: Message | None = None
+
+
+def _message_order(m: Message) -> tuple[datetime, uuid.UUID]:
+    return (m.created_at, m.pk)
+
+
 def conversation_timeline(
-    conversation: Conversation, messages: Sequence[Message]
-) -> list[TimelineEntry]:
-    """The messages shown with the conversation's internal notes in time order (one query:
-    the notes with their authors). Notes older than the oldest message shown stay out."""
+    conversation: Conversation,
+    messages: Sequence[Message],
+    *,
+    page_size: int = TIMELINE_PAGE_SIZE,
+) -> Timeline:
+    """The latest ``page_size`` of ``messages`` (a caller may pass more, in any order) with
+    the conversation's internal notes in time order: one query (the notes, with their
+    authors). Notes older than the oldest message shown belong to an older page."""
+    ordered = sorted(messages, key=_message_order)
+    shown = ordered[-page_size:] if page_size > 0 else []
+    older = len(ordered) > len(shown)
+    return _timeline(conversation, shown, cursor=shown[0] if older and shown else None)
+
+
+def conversation_timeline_page(
+    conversation: Conversation,
+    *,
+    before: Message | None = None,
+    page_size: int = TIMELINE_PAGE_SIZE,
+) -> Timeline:
+    """The page of the timeline just older than ``before`` (a message of the conversation,
+    the cursor of a newer page), or the latest page: two queries whatever the
+    conversation's length (the ``page_size + 1`` messages, served by ``msg_conv_created``;
+    the notes)."""
+    rows = Message.objects.filter(conversation=conversation)
+    if before is not None:
+        rows = rows.filter(
+            Q(created_at__lt=before.created_at) | Q(created_at=before.created_at, pk__lt=before.pk)
+        )
+    page = list(rows.select_related("sent_by").order_by("-created_at", "-pk")[: page_size + 1])
+    more = len(page) > page_size
+    shown = page[:page_size][::-1]
+    return _timeline(
+        conversation, shown, cursor=shown[0] if more and shown else None, before=before
+    )
+
+
+def _timeline(
+    conversation: Conversation,
+    shown: list[Message],
+    *,
+    cursor: Message | None,
+    before: Message | None = None,
+) -> Timeline:
+    """``shown`` (oldest first) with the notes written in its span: from its oldest message
+    when older pages exist (earlier notes are theirs), up to ``before`` (newer notes are the
+    newer pages'). Pages never share a note, and together they hold every one."""
     notes = InternalNote.objects.filter(conversation=conversation).select_related("author")
-    if messages:
-        notes = notes.filter(created_at__gte=min(m.created_at for m in messages))
-    entries = [TimelineEntry(created_at=m.created_at, message=m) for m in messages]
+    if cursor is not None:
+        notes = notes.filter(created_at__gte=cursor.created_at)
+    if before is not None:
+        notes = notes.filter(created_at__lt=before.created_at)
+    entries = [TimelineEntry(created_at=m.created_at, message=m) for m in shown]
     entries += [TimelineEntry(created_at=n.created_at, note=n) for n in notes]
-    return sorted(entries, key=lambda e: e.created_at)
+    return Timeline(entries=sorted(entries, key=lambda e: e.created_at), cursor=cursor)

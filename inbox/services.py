@@ -163,9 +163,11 @@ def _closed_runtime_state(raw: Any) -> Any:
 
 def conversation_resolve(*, conversation: Conversation, actor: Any) -> Conversation:
     """Staff resolve the conversation: it closes (``closed``, who and when), its runtime
-    dialogue closes, pending follow-ups (and this conversation's open cases) cancel through
-    the registered ``closed`` hook, and an open handoff goes back to the AI — the next
-    customer message reopens the conversation (``conversation.inbound``).
+    dialogue closes, the router's agent assignment ends ("Handoff/fechamento limpa a
+    atribuição", intent-router spec: the next customer message is routed afresh), pending
+    follow-ups (and this conversation's open cases) cancel through the registered
+    ``closed`` hook, and an open handoff goes back to the AI — the next customer message
+    reopens the conversation (``conversation.inbound``).
 
     Locks the conversation row so two resolves (or a resolve racing a reopen) serialize."""
     with transaction.atomic():
@@ -188,6 +190,9 @@ def conversation_resolve(*, conversation: Conversation, actor: Any) -> Conversat
         conversation.resolved_by = actor if getattr(actor, "is_authenticated", False) else None
         conversation.bot_silenced_until = None
         conversation.runtime_state = _closed_runtime_state(locked.runtime_state)
+        conversation.active_agent = None
+        conversation.active_intent = ""
+        conversation.active_agent_set_at = None
         conversation.save(
             update_fields=[
                 "status",
@@ -195,18 +200,24 @@ def conversation_resolve(*, conversation: Conversation, actor: Any) -> Conversat
                 "resolved_by",
                 "bot_silenced_until",
                 "runtime_state",
+                "active_agent",
+                "active_intent",
+                "active_agent_set_at",
             ]
         )
         cancelled = cancel_pending_for_conversation(conversation, "closed")
+        diff: dict[str, Any] = {
+            "status": [previous, ConversationStatus.CLOSED.value],
+            "followups_cancelled": cancelled,
+            "handoff_returned": handed_back,
+        }
+        # The assignment the resolve ended (the locked row's: the caller's copy may be stale).
+        if locked.active_agent_id is not None or locked.active_intent:
+            agent_id = locked.active_agent_id
+            diff["active_agent"] = [str(agent_id) if agent_id else None, None]
+            diff["active_intent"] = [locked.active_intent, ""]
         audit_log_write(
-            actor=actor,
-            action="conversation.resolve",
-            resource=conversation,
-            diff={
-                "status": [previous, ConversationStatus.CLOSED.value],
-                "followups_cancelled": cancelled,
-                "handoff_returned": handed_back,
-            },
+            actor=actor, action="conversation.resolve", resource=conversation, diff=diff
         )
     log.info("conversation resolved", extra={"conversation_id": str(conversation.pk)})
     return conversation

@@ -16,6 +16,11 @@ urlpatterns = [
     ),
     path("conversas/<uuid:conversation_id>/", views.conversation_panel, name="conversation_panel"),
     path(
+        "conversas/<uuid:conversation_id>/mensagens/",
+        views.conversation_messages,
+        name="conversation_messages",
+    ),
+    path(
         "conversas/<uuid:conversation_id>/responsavel/",
         views.conversation_assign,
         name="conversation_assign",

@@ -14,7 +14,7 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.db.models import Q
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -24,7 +24,7 @@ from accounts.access import access, role_required
 from accounts.models import Membership
 from accounts.pages import form_errors_text
 from cases.models import Case
-from conversation.models import Contact, Conversation, ConversationStatus
+from conversation.models import Contact, Conversation, ConversationStatus, Message
 from conversation.views._common import PageRequest, _page
 from inbox import markers, selectors, services
 from inbox.canned import canned_values, render_canned
@@ -32,6 +32,7 @@ from inbox.forms import AssignForm, CannedReplyForm, ContactForm, LabelForm, Not
 from inbox.models import CannedReply, Label
 
 PANEL = "inbox/_conversation_panel.html"
+TIMELINE = "inbox/_timeline.html"
 
 
 def _conversation(request: PageRequest, conversation_id: uuid.UUID) -> Conversation:
@@ -75,6 +76,37 @@ def conversation_panel(request: PageRequest, conversation_id: uuid.UUID) -> Http
     conversation = _conversation(request, conversation_id)
     markers.conversation_mark_read(conversation=conversation, membership=request.membership)
     return render(request, PANEL, _panel_context(request, conversation))
+
+
+@role_required("viewer")
+@require_GET
+def conversation_messages(request: PageRequest, conversation_id: uuid.UUID) -> HttpResponse:
+    """The page of a conversation's timeline older than the message ``antes`` (the oldest
+    one shown), or the latest page without it: what "Carregar mensagens anteriores" loads.
+    htmx swaps it in place of the control; a plain GET (the control's real ``href``) shows
+    it as a page of its own. The same queries however long the conversation is."""
+    conversation = _conversation(request, conversation_id)
+    cursor = None
+    before = request.GET.get("antes")
+    if before is not None:
+        try:
+            before_id = uuid.UUID(before)
+        except ValueError:
+            raise Http404 from None
+        # A message of this conversation only: another's (or another org's) is a 404.
+        cursor = access(
+            Message.objects.filter(conversation=conversation), request.membership, pk=before_id
+        )
+    timeline = selectors.conversation_timeline_page(conversation, before=cursor)
+    context = {
+        "conversation": conversation,
+        "timeline": timeline,
+        "can_resend": request.membership.has_role("agent"),
+        "older_page": cursor is not None,
+    }
+    if request.htmx:
+        return render(request, TIMELINE, context)
+    return _page(request, "inbox/conversation_messages.html", context)
 
 
 @role_required("agent")

@@ -91,6 +91,10 @@ def _inbox_assign(data: TenantData, tag: str) -> dict[str, Any]:
     return {"responsavel": str(_row(data, tag, "accounts.Membership").pk)}
 
 
+def _inbox_older_messages(data: TenantData, tag: str) -> dict[str, Any]:
+    return {"antes": str(_row(data, tag, "conversation.Message").pk)}
+
+
 def _router_api_create(data: TenantData, tag: str) -> dict[str, Any]:
     return {
         "name": "Roteador novo",
@@ -196,6 +200,7 @@ ROUTES: dict[str, Rule] = {
     "inbox:canned_reply_create": Rule({"POST": MG}),
     "inbox:canned_reply_delete": Rule({"POST": MG}),
     "inbox:conversation_panel": Rule({"GET": V}),
+    "inbox:conversation_messages": Rule({"GET": V}, query=_inbox_older_messages),
     "inbox:conversation_assign": Rule({"POST": AG}, body=_inbox_assign, names_objects_in_body=True),
     "inbox:conversation_assign_me": Rule({"POST": AG}),
     "inbox:conversation_resolve": Rule({"POST": AG}),
