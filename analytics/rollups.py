@@ -40,7 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Sum, UUIDField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
@@ -115,6 +115,18 @@ def aggregate(
     return agg
 
 
+def _answering_agent(conversation: str, *, until: str | None = None) -> Subquery:
+    """The agent of the conversation's latest turn that had one (at or before the outer
+    row's ``until`` field, when given). The router's pointer (``active_agent``) cannot say
+    who answered: "Handoff/fechamento limpa a atribuição" (intent-router spec) clears it on
+    a handoff and on a resolve, which would hand a routed conversation to the channel's own
+    agent. A correlated subquery, so each count stays one grouped query."""
+    turns = Turn.objects.filter(conversation_id=OuterRef(conversation), agent_version__isnull=False)
+    if until is not None:
+        turns = turns.filter(created_at__lte=OuterRef(until))
+    return Subquery(turns.order_by("-created_at").values("agent_version__agent_id")[:1])
+
+
 def _outcomes(
     agg: Aggregate, organization_id: uuid.UUID, start: dt.datetime, end: dt.datetime
 ) -> None:
@@ -155,8 +167,13 @@ def _outcomes(
         if row["budget"]:
             agg.add(key, "budget_stopped", n)
 
-    # 2 · handoffs by reason code.
-    handoff_agent = Coalesce("conversation__active_agent_id", "conversation__channel__agent_id")
+    # 2 · handoffs by reason code, for the agent that was answering when it happened.
+    handoff_agent = Coalesce(
+        _answering_agent("conversation_id", until="created_at"),
+        "conversation__active_agent_id",
+        "conversation__channel__agent_id",
+        output_field=UUIDField(),
+    )
     handoffs = (
         Handoff.objects.filter(
             organization_id=organization_id, created_at__gte=start, created_at__lt=end
@@ -214,7 +231,9 @@ def conversation_outcomes(
     grouped query): handed off, or resolved by the AI alone — no handoff, no case, and
     closed or idle for ``IDLE_AFTER``."""
     now = timezone.now()
-    conv_agent = Coalesce("active_agent_id", "channel__agent_id")
+    conv_agent = Coalesce(
+        _answering_agent("pk"), "active_agent_id", "channel__agent_id", output_field=UUIDField()
+    )
     handed = Exists(Handoff.objects.filter(conversation_id=OuterRef("pk")))
     cased = Exists(Case.objects.filter(conversation_id=OuterRef("pk")))
     settled = Q(status="closed") | Q(last_message_at__lt=now - IDLE_AFTER)
