@@ -10,23 +10,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
-from django.core.mail import get_connection, send_mail
 from django.db import IntegrityError, transaction
-from django.utils.translation import gettext as _
 
-from accounts.models import Membership, Organization, Role
+from accounts.models import Organization
 from accounts.services import audit_log_write
 from analytics import budgets
 from analytics.models import BudgetSwitch, ModelPrice, SwitchLevel
 from analytics.rollups import local_today
-from analytics.templatetags.analytics_format import usd
+from conversation.dispatch import enqueue
 
 log = logging.getLogger(__name__)
-# The notice is sent from the turn that crossed the line: a mail server that accepts the
-# connection and then never answers must not hold the customer's answer (the turn workers
-# run threads, which Celery's time limits do not bound).
-NOTICE_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
@@ -152,7 +145,7 @@ def budget_switch_record(
                 limit_usd=limit_usd,
                 spend_usd=spend_usd,
             )
-            org = _switch_state_write(organization, month=month, level=level, limit=limit_usd)
+            _switch_state_write(organization, month=month, level=level, limit=limit_usd)
             audit_log_write(
                 actor=None,
                 actor_kind="system",
@@ -160,7 +153,9 @@ def budget_switch_record(
                 resource=switch,
                 diff={"month": month, "limit_usd": str(limit_usd), "spend_usd": str(spend_usd)},
             )
-            transaction.on_commit(lambda: _notify_staff(org, switch))
+            # The staff e-mail goes from a task once the switch commits (``notices``): the
+            # turn that crossed the line never waits on a mail server.
+            enqueue("analytics.send_budget_notice", str(switch.pk))
     except IntegrityError:
         # Recorded (and noticed) before this month under this limit: another turn just now,
         # or a limit lowered back to one already crossed, a second reopening. Noticed once,
@@ -193,47 +188,3 @@ def _switch_state_write(
     org.save(update_fields=["settings"])
     organization.settings = data
     return org
-
-
-def _notice_subject(level: str) -> str:
-    if level == SwitchLevel.ALERT:
-        return _("Retaguarda: o gasto com IA passou de %(share)s do limite mensal") % {
-            "share": "80%"
-        }
-    if level == SwitchLevel.STOPPED:
-        return _("Retaguarda: limite mensal de gasto com IA atingido")
-    return _("Retaguarda: o gasto com IA está abaixo do limite mensal e o modelo voltou")
-
-
-def _notify_staff(organization: Organization, switch: BudgetSwitch) -> None:
-    """The staff notice: an e-mail to the organization's managers and admins (the banner
-    on every page is the other half). A mail failure never fails the turn, and a slow
-    mail server holds it ``NOTICE_TIMEOUT_S`` at most."""
-    emails = sorted(
-        {
-            e
-            for e in Membership.objects.filter(
-                organization_id=organization.pk, role__in=[Role.MANAGER, Role.ADMIN]
-            ).values_list("user__email", flat=True)
-            if e
-        }
-    )
-    if not emails:
-        return
-    year, month = switch.month.split("-")
-    body = _("Organização: %(organization)s\nMês: %(month)s\nGasto: %(spend)s de %(limit)s\n") % {
-        "organization": organization.name,
-        "month": f"{month}/{year}",
-        "spend": usd(switch.spend_usd, 2),
-        "limit": usd(switch.limit_usd, 2),
-    }
-    try:
-        send_mail(
-            _notice_subject(switch.level),
-            body,
-            getattr(settings, "DEFAULT_FROM_EMAIL", None),
-            emails,
-            connection=get_connection(timeout=NOTICE_TIMEOUT_S),
-        )
-    except Exception:  # a mail server down is not the turn's problem
-        log.exception("budget notice not sent", extra={"switch_id": str(switch.pk)})

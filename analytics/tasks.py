@@ -8,7 +8,8 @@ from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 
 from accounts import rls
-from analytics import rollups
+from analytics import notices, rollups
+from conversation.dispatch import enqueue
 
 log = logging.getLogger(__name__)
 
@@ -30,3 +31,14 @@ def roll_up() -> int:
                 "analytics roll-up failed", extra={"organization_id": str(organization_id)}
             )
     return days
+
+
+@shared_task(name="analytics.send_budget_notice")
+def send_budget_notice(switch_id: str, attempt: int = 1) -> bool:
+    """The staff e-mail of one budget switch (``notices``), scheduled when the switch
+    commits. A failed attempt schedules the next one itself, after a countdown (a Celery
+    retry would run at once, in-process, with no delay). True when another is scheduled."""
+    retry_in = notices.budget_notice_send(switch_id, attempt)
+    if retry_in:
+        enqueue("analytics.send_budget_notice", switch_id, attempt + 1, countdown=retry_in)
+    return bool(retry_in)

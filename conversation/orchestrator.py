@@ -5,6 +5,8 @@ client, the request prefix, the history and the tools (name → handler). Plain 
 text is discarded — ``send_message`` is the only way to reach the customer. A model that
 answers in plain text with nothing sent is asked once, in the same loop, to answer through a
 tool (``PLAIN_TEXT_NUDGE_PT``): otherwise the customer would be left with no reply at all.
+A model that still does not (or has no step left for the nudge) ends the loop ``plain_text``:
+the turn treats it as an unusable answer (``loop_outcome``), never as silence.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from conversation.llm.base import (
     ChatMessage,
+    LlmBadResponse,
     LlmError,
     ModelClient,
     ModelRequest,
@@ -53,7 +56,7 @@ class Tool:
 @dataclass
 class LoopResult:
     steps: int = 0
-    stop: str = "end_turn"  # end_turn | max_steps | terminal_tool | llm_error
+    stop: str = "end_turn"  # end_turn | max_steps | terminal_tool | llm_error | plain_text
     error_code: str = ""
     calls: list[dict[str, Any]] = field(default_factory=list)  # [{"tool", "error"}] — no text
     discarded_text_chars: int = 0
@@ -125,8 +128,19 @@ def run_tool_loop(
         uses = response.tool_uses()
         result.discarded_text_chars += len(response.text())
         if not uses:
-            if result.nudged or not response.text().strip() or result.steps >= max_steps:
-                result.stop = "end_turn"
+            answered_in_text = bool(response.text().strip())
+            if result.nudged or (answered_in_text and result.steps >= max_steps):
+                # Plain text again after the nudge (or with no step left for one): the model
+                # will not answer through a tool. Its text is not sent — plain text never
+                # reaches the customer (human-cases §4.3), and a text the model was told went
+                # nowhere may be anything but an answer — so it is an unusable answer, like a
+                # refusal: the turn takes the model-down path (``turns.unavailable``: a short
+                # notice and the handoff; a retry would ask the same model again), never
+                # silence. Every call so far was reported to the recorder: all are billed.
+                result.stop, result.error_code = "plain_text", LlmBadResponse.code
+                return result
+            if not answered_in_text:
+                result.stop = "end_turn"  # nothing written: the model chose not to answer
                 return result
             # Once: the answer as plain text, then the same turn through a tool (forced).
             tool_choice = ToolChoice("any")

@@ -36,6 +36,7 @@ TASK_QUEUE_KINDS = {
     "cases.run_follow_up_turn": "turns",
     "conversation.deliver_outbox": "outbox",
     "cases.deliver_case_notice": "outbox",
+    "analytics.send_budget_notice": "outbox",  # a staff e-mail: a delivery, never a turn's
     "routers.run_quality_run": "bulk",
     # The sweeper re-drives lost work: on the always-running outbox threads, never behind a
     # ten-minute quality run in the prefork bulk pool. It only reads and schedules (seconds).

@@ -25,6 +25,7 @@ TASK_NAMES = {
     "conversation.apply_retention",
     "conversation.sweep_due_work",
     "analytics.roll_up",
+    "analytics.send_budget_notice",
 }
 
 DISPATCH = "conversation/dispatch.py"  # defines enqueue; its docstring names an example

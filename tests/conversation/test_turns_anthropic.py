@@ -81,10 +81,12 @@ def test_plain_model_text_is_discarded_never_sent(
     claude.enqueue_json(200, body)
     claude.enqueue_json(200, body)
     say(claude_channel, "oi", "a-2", django_capture_on_commit_callbacks)
-    assert not Message.objects.filter(direction="outbound").exists()
+    # Never the loose text; nor silence: the model-down notice (tests/llm/test_review_r31_*).
+    outbound = list(Message.objects.filter(direction="outbound").values_list("body", flat=True))
+    assert outbound == [UNAVAILABLE_HANDOFF_NOTICE]
     turn = Turn.objects.get()
-    assert turn.outcome == "no_reply" and turn.trace["loop"]["discarded_text_chars"] > 0
-    assert turn.trace["loop"]["nudged"] is True
+    assert turn.outcome == "llm_unavailable" and turn.trace["loop"]["discarded_text_chars"] > 0
+    assert turn.trace["loop"]["nudged"] is True and turn.trace["loop"]["stop"] == "plain_text"
 
 
 @pytest.mark.parametrize(

@@ -72,10 +72,9 @@ def test_a_turn_after_an_image_sent_without_caption_calls_the_model_with_no_blan
         world.org_a, "Claude", provider="anthropic", model="claude-haiku-4-5"
     )
     channel = factories.make_channel(world.org_a, agent=agent)
-    # The customer asks; the model answers nothing the customer sees (plain text, and again
-    # when the loop asks it once to answer through a tool).
-    fake_anthropic.enqueue_json(200, text_response("Vou pedir à equipe."))
-    fake_anthropic.enqueue_json(200, text_response("Vou pedir à equipe."))
+    # The customer asks; the model answers nothing (an empty end_turn: the turn ends with no
+    # reply and no handoff — plain text twice would hand the conversation to the team now).
+    fake_anthropic.enqueue_json(200, text_response(""))
     with django_capture_on_commit_callbacks(execute=True):
         simulator_post(Client(), channel, "Pode me mandar o boleto?", msg_id="r30-b0")
     conversation = Message.objects.get(direction="inbound").conversation
@@ -92,7 +91,7 @@ def test_a_turn_after_an_image_sent_without_caption_calls_the_model_with_no_blan
     with django_capture_on_commit_callbacks(execute=True):
         simulator_post(Client(), channel, "Recebi, obrigado", msg_id="r30-b1")
 
-    sent = fake_anthropic.requests[2].json["messages"]
+    sent = fake_anthropic.requests[1].json["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
     assert blank_contents(sent) == []
     assert Message.objects.filter(direction="outbound", body="De nada!").exists()
