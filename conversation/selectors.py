@@ -9,7 +9,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
@@ -31,7 +31,7 @@ from conversation.models import (
     Provider,
     Turn,
 )
-from conversation.runtime_adapters.telemetry import conversation_runtime_outcomes
+from conversation.runtime_adapters.telemetry import outcomes_of_traces
 from conversation.runtime_adapters.trace_view import (
     OutcomesView,
     outcomes_view,
@@ -54,36 +54,127 @@ def open_handoff_count(membership: Membership) -> int:
     return scoped(Handoff.objects.filter(status=HandoffStatus.OPEN), membership).count()
 
 
+# The conversation page shows the latest turns, this many at a time ("Ver turnos anteriores"
+# brings the page before): a conversation with hundreds of turns stays light on a phone.
+TURN_PAGE_SIZE = 20
+
+
+@dataclass(frozen=True)
+class TurnPage:
+    """Which turns the page shows: ``number`` 1 is the latest ``TURN_PAGE_SIZE``."""
+
+    number: int
+    has_older: bool
+
+    @property
+    def has_newer(self) -> bool:
+        return self.number > 1
+
+
 @dataclass(frozen=True)
 class ConversationDetail:
     conversation: Conversation
+    # The latest messages (at most the caller's ``message_limit``), oldest first.
     messages: list[Message]
+    # One page of turns, newest first, each with its LLM calls (``call_rows``).
     turns: list[Turn]
+    # The model calls of those turns only, oldest first.
     llm_calls: list[LlmCall]
-    open_handoff: Handoff | None
-    # The runtime's figures over this conversation's turns (None: it never ran here).
+    open_handoff_id: Any
+    turn_page: TurnPage
+    # The runtime's figures over all of this conversation's turns (None: it never ran here).
     runtime_outcomes: OutcomesView | None = None
 
 
-def conversation_detail(conversation: Conversation) -> ConversationDetail:
-    """Messages, turns (each with its LLM calls) and the ledger: four queries."""
-    messages = list(conversation.messages.select_related("sent_by").order_by("created_at"))
-    calls = list(conversation.llm_calls.order_by("created_at"))
+def detail_conversations() -> QuerySet[Conversation]:
+    """The conversation page's own read of the conversation: with its contact, channel and
+    channel agent, and the id of its open handoff (at most one: ``uniq_open_handoff``)."""
+    open_handoff = Handoff.objects.filter(
+        conversation=OuterRef("pk"), status=HandoffStatus.OPEN
+    ).values("pk")[:1]
+    return Conversation.objects.select_related("contact", "channel", "channel__agent").annotate(
+        open_handoff_id=Subquery(open_handoff)
+    )
+
+
+def conversation_detail(
+    conversation: Conversation, *, message_limit: int, turn_page: int = 1
+) -> ConversationDetail:
+    """What the conversation page shows, and nothing more, whatever the conversation's
+    length: the latest ``message_limit`` messages, one page of turns (newest first) with
+    their LLM calls, and the runtime's figures of every turn (its trace entries only). Four
+    queries — five when the page's turns ran the runtime (the replies they sent) — with
+    ``conversation`` read through ``detail_conversations``."""
+    messages = list(
+        conversation.messages.select_related("sent_by").order_by("-created_at", "-pk")[
+            :message_limit
+        ]
+    )
+    messages.reverse()
+    start = (turn_page - 1) * TURN_PAGE_SIZE
+    turns = list(
+        conversation.turns.select_related("agent_version", "agent_version__agent").order_by(
+            "-created_at", "-pk"
+        )[start : start + TURN_PAGE_SIZE + 1]  # one more: are there older turns?
+    )
+    page = TurnPage(number=turn_page, has_older=len(turns) > TURN_PAGE_SIZE)
+    turns = turns[:TURN_PAGE_SIZE]
+    turn_ids = [t.pk for t in turns]
+    calls = list(
+        conversation.llm_calls.filter(turn_id__in=turn_ids).order_by("created_at", "pk")
+        if turn_ids
+        else []
+    )
     by_turn: dict[Any, list[LlmCall]] = {}
     for call in calls:
         by_turn.setdefault(call.turn_id, []).append(call)
-    turns = list(
-        conversation.turns.select_related("agent_version", "agent_version__agent").order_by(
-            "-created_at"
-        )
-    )
+    sent = _sent_by_runtime_turns([t.pk for t in turns if _has_runtime(t.trace)])
     for turn in turns:
         turn.call_rows = by_turn.get(turn.pk, [])  # type: ignore[attr-defined]
         turn.trace_rows = trace_rows(turn.trace)  # type: ignore[attr-defined]
         turn.runtime_view = runtime_trace_view(turn.trace)  # type: ignore[attr-defined]
-    handoff = conversation.handoffs.filter(status=HandoffStatus.OPEN).first()
-    runtime = outcomes_view(conversation_runtime_outcomes(turns))
-    return ConversationDetail(conversation, messages, turns, calls, handoff, runtime)
+        turn.sent_rows = sent.get(turn.pk, [])  # type: ignore[attr-defined]
+    # The figures need only each turn's ``runtime`` entry: no whole trace, no Turn row.
+    entries = (
+        conversation.turns.filter(trace__has_key="runtime")
+        .order_by()
+        .values_list("trace__runtime", flat=True)
+    )
+    runtime = outcomes_of_traces({"runtime": entry} for entry in entries)
+    return ConversationDetail(
+        conversation=conversation,
+        messages=messages,
+        turns=turns,
+        llm_calls=calls,
+        open_handoff_id=_open_handoff_id(conversation),
+        turn_page=page,
+        runtime_outcomes=outcomes_view(runtime) if runtime.turns else None,
+    )
+
+
+def _open_handoff_id(conversation: Conversation) -> Any:
+    if hasattr(conversation, "open_handoff_id"):  # read with ``detail_conversations``
+        return conversation.open_handoff_id
+    handoffs = conversation.handoffs.filter(status=HandoffStatus.OPEN)
+    return handoffs.values_list("pk", flat=True).first()
+
+
+def _has_runtime(trace: Any) -> bool:
+    return isinstance(trace, dict) and bool(trace.get("runtime"))
+
+
+def _sent_by_runtime_turns(turn_ids: list[Any]) -> dict[Any, list[Message]]:
+    """The replies each runtime turn sent (next to the runtime's decision): one query, and
+    none when the page shows no runtime turn."""
+    if not turn_ids:
+        return {}
+    rows = Message.objects.filter(turn_id__in=turn_ids, direction=Direction.OUTBOUND).order_by(
+        "created_at", "pk"
+    )
+    sent: dict[Any, list[Message]] = {}
+    for message in rows:
+        sent.setdefault(message.turn_id, []).append(message)
+    return sent
 
 
 def handoff_inbox(membership: Membership) -> QuerySet[Handoff]:

@@ -47,22 +47,42 @@ def conversations(request: PageRequest) -> HttpResponse:
     return _page(request, "conversation/conversations.html", context)
 
 
+# Past this a "turnos" value is no page of any conversation: the latest turns instead.
+MAX_TURN_PAGE = 100_000
+
+
+def _turn_page(value: str | None) -> int:
+    """The page of turns asked for (``?turnos=2``: the 20 before the latest); 1 for a
+    missing or bad value."""
+    try:
+        number = int(value or "")
+    except ValueError:
+        return 1
+    return number if 1 <= number <= MAX_TURN_PAGE else 1
+
+
 @role_required("viewer")
 @require_GET
 def conversation_detail(request: PageRequest, conversation_id: uuid.UUID) -> HttpResponse:
-    conversation = access(
-        Conversation.objects.select_related("contact", "channel", "channel__agent"),
-        request.membership,
-        pk=conversation_id,
+    """The conversation: its latest messages (the inbox's timeline page, with "Carregar
+    mensagens anteriores"), one page of its turns (``?turnos=N``) with their model calls."""
+    conversation = access(selectors.detail_conversations(), request.membership, pk=conversation_id)
+    detail = selectors.conversation_detail(
+        conversation,
+        # One more than the timeline shows: it tells whether older messages exist.
+        message_limit=inbox_selectors.TIMELINE_PAGE_SIZE + 1,
+        turn_page=_turn_page(request.GET.get("turnos")),
     )
-    detail = selectors.conversation_detail(conversation)
     # Names and sentences instead of ids (at most two queries for the whole page).
     trace_words.annotate_turns(conversation, detail.turns)
     trace_words.label_calls(detail.llm_calls)
     context = {
         "conversation": conversation,
         "detail": detail,
-        "answered_by": trace_words.last_answering_agent(detail.turns),
+        # Only the latest turns tell who answers now (older pages: the channel's agent).
+        "answered_by": trace_words.last_answering_agent(detail.turns)
+        if not detail.turn_page.has_newer
+        else "",
         # The team's internal notes between the messages, where they were written.
         "timeline": inbox_selectors.conversation_timeline(conversation, detail.messages),
         "can_take_over": request.membership.has_role("agent"),
