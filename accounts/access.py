@@ -15,7 +15,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import resolve_url
+from django.shortcuts import render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from accounts.models import Membership
@@ -50,6 +50,10 @@ def role_required(role: str) -> Callable[[View], View]:
                     # which now shows what this member may do (a GET poll is left alone:
                     # refused every time, it would reload for ever).
                     return refresh_page(status=403)
+                if membership is None and not htmx:
+                    # Removed from their only team: no role to speak of, and "back to the
+                    # start" would lead to the same refusal.
+                    return render(request, "accounts/no_organization.html", status=403)
                 raise PermissionDenied
             return view(request, *args, **kwargs)
 

@@ -22,10 +22,14 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import UserChangeForm
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
 
-from accounts import selectors, services
+from accounts import hooks, selectors, services
 from accounts.models import AuditLog, Membership, Organization
 from accounts.throttle import throttled_login
 
@@ -119,10 +123,33 @@ def adopt_saved(obj: Model, saved: Model) -> None:
     obj.refresh_from_db()
 
 
+class OrganizationAdminForm(forms.ModelForm):
+    """Every reader of ``settings`` does ``settings.get(...)`` (the budget check of every
+    turn among them), so only a JSON object is stored; a blank field is a message, never a
+    server error or a silent wipe of the budget and the staff numbers kept there."""
+
+    def clean_settings(self) -> dict[str, Any]:
+        value = self.cleaned_data.get("settings")
+        if not isinstance(value, dict):
+            raise forms.ValidationError(
+                _("As configurações precisam ser um objeto JSON: use {} para nenhuma.")
+            )
+        return value
+
+    def clean_message_retention_days(self) -> int | None:
+        days = self.cleaned_data.get("message_retention_days")
+        if days == 0:  # 0 reads as "erase at once" but would keep everything for ever
+            raise forms.ValidationError(
+                _("Use pelo menos 1 dia, ou deixe vazio para não apagar mensagens.")
+            )
+        return days
+
+
 @admin.register(Organization)
 class OrganizationAdmin(AuditedAdmin):
     """Organizations are not tenant rows (they are the tenants); no page creates them."""
 
+    form = OrganizationAdminForm
     list_display = ["name", "slug", "created_at"]
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ("name",)}
@@ -176,6 +203,46 @@ class MembershipAdmin(AuditedAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         for membership in list(queryset):
             services.membership_remove(membership=membership, actor=request.user)
+
+
+class UserAdminForm(UserChangeForm):
+    def clean_is_active(self) -> bool:
+        active = bool(self.cleaned_data.get("is_active"))
+        if self.instance.pk and not active:
+            # ``instance`` still holds the stored row here: only a change to inactive asks.
+            refusal = selectors.deactivation_refusal(self.instance)
+            if refusal:
+                raise forms.ValidationError(refusal)
+        return active
+
+
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class UserAdmin(DjangoUserAdmin):
+    """Django's user admin, where staff deactivate an account (no page does): the account
+    leaves the work of every organization it belongs to, as a removed member does — its
+    open cases and assigned conversations go back to the team (``hooks.unassign_member``,
+    audited by each app), one AuditLog row per organization — and the last admin who can
+    log in stays active (``selectors.deactivation_refusal``). Its sessions end on their own:
+    Django's backend refuses an inactive account on the next request."""
+
+    form = UserAdminForm
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        deactivated = change and "is_active" in form.changed_data and not obj.is_active
+        super().save_model(request, obj, form, change)
+        if not deactivated:
+            return
+        for membership in Membership.objects.filter(user=obj):
+            unassigned = hooks.unassign_member(membership, request.user)
+            services.audit_log_write(
+                actor=request.user,
+                action="membership.admin_deactivate",
+                resource=membership,
+                diff={"user_id": obj.pk, "unassigned": unassigned},
+            )
 
 
 @admin.register(AuditLog)

@@ -64,8 +64,12 @@ def pending_invitations(organization: Organization) -> QuerySet[Invitation]:
 
 
 def _admins_left(organization_id: Any, *, without: Membership) -> bool:
+    """Whether another admin who can still log in stays: a deactivated account's admin
+    membership manages nothing, so it does not keep the organization's team in hand."""
     return (
-        Membership.objects.filter(organization_id=organization_id, role=Role.ADMIN)
+        Membership.objects.filter(
+            organization_id=organization_id, role=Role.ADMIN, user__is_active=True
+        )
         .exclude(pk=without.pk)
         .exists()
     )
@@ -76,7 +80,7 @@ def role_change_refusal(membership: Membership, role: str) -> str:
     The page, the API and the admin's form ask the same question."""
     demoted = membership.role == Role.ADMIN and Role(role) != Role.ADMIN
     if demoted and not _admins_left(membership.organization_id, without=membership):
-        return str(_("A organização precisa de pelo menos um administrador."))
+        return str(_("A organização precisa de pelo menos um administrador com a conta ativa."))
     return ""
 
 
@@ -87,5 +91,24 @@ def removal_refusal(membership: Membership, actor: Any) -> str:
     if membership.role == Role.ADMIN and not _admins_left(
         membership.organization_id, without=membership
     ):
-        return str(_("A organização precisa de pelo menos um administrador."))
+        return str(_("A organização precisa de pelo menos um administrador com a conta ativa."))
+    return ""
+
+
+def deactivation_refusal(user: Any) -> str:
+    """Why ``user``'s account may not be deactivated ("" when it may): it holds the last
+    admin membership, among accounts that can log in, of one of its organizations."""
+    if not user.is_active:
+        return ""
+    for membership in Membership.objects.filter(user=user, role=Role.ADMIN).select_related(
+        "organization"
+    ):
+        if not _admins_left(membership.organization_id, without=membership):
+            return str(
+                _(
+                    "É o último administrador de %(org)s: torne outra pessoa administradora "
+                    "antes de desativar esta conta."
+                )
+                % {"org": membership.organization.name}
+            )
     return ""

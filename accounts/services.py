@@ -170,6 +170,18 @@ def invitation_accept(*, invitation: Invitation, user: Any) -> Membership:
     return membership
 
 
+def _revoke_invitations_of(membership: Membership) -> int:
+    """End the pending invitations the member sent in their organization: an invitation
+    is a grant made with its inviter's authority, so it ends with it (a removed admin
+    keeps no way back in through a link sent to an address of their own)."""
+    return Invitation.objects.filter(
+        organization_id=membership.organization_id,
+        invited_by_id=membership.user_id,
+        accepted_at=None,
+        revoked_at=None,
+    ).update(revoked_at=timezone.now())
+
+
 def _lock_team(membership: Membership) -> None:
     """Lock the organization's admin memberships and ``membership`` itself, and re-read
     its role: two admins demoting or removing each other at once are decided one after
@@ -203,6 +215,8 @@ def membership_role_change(*, membership: Membership, actor: Any, role: str) -> 
     diff: dict[str, Any] = {"role": [old_role, new_role.value], "user_id": membership.user_id}
     if not membership.has_role(Role.AGENT):  # a viewer answers nothing
         diff["unassigned"] = hooks.unassign_member(membership, actor)
+    if old_role == Role.ADMIN:  # only admins invite
+        diff["invitations_revoked"] = _revoke_invitations_of(membership)
     audit_log_write(actor=actor, action="membership.role_change", resource=membership, diff=diff)
     return membership
 
@@ -210,8 +224,8 @@ def membership_role_change(*, membership: Membership, actor: Any, role: str) -> 
 @transaction.atomic
 def membership_remove(*, membership: Membership, actor: Any) -> None:
     """Remove a member from the organization (their user account stays: they may belong to
-    other organizations). Nobody removes themselves, and the last admin stays
-    (``_lock_team``)."""
+    other organizations), with the invitations they sent still pending. Nobody removes
+    themselves, and the last admin stays (``_lock_team``)."""
     _lock_team(membership)
     refusal = removal_refusal(membership, actor)
     if refusal:
@@ -221,6 +235,11 @@ def membership_remove(*, membership: Membership, actor: Any) -> None:
         actor=actor,
         action="membership.remove",
         resource=membership,
-        diff={"role": membership.role, "user_id": membership.user_id, "unassigned": unassigned},
+        diff={
+            "role": membership.role,
+            "user_id": membership.user_id,
+            "unassigned": unassigned,
+            "invitations_revoked": _revoke_invitations_of(membership),
+        },
     )
     membership.delete()
