@@ -1,5 +1,6 @@
-// Channel pages: copy buttons (data-copy="<input id>") and confirmations on forms
-// (data-confirm="question"). A static file: the CSP allows no inline script.
+// Channel pages: copy buttons (data-copy="<input id>"); confirmations on forms
+// (data-confirm="question") are every page's (js/app.js). A static file: the CSP allows no
+// inline script.
 (function () {
   "use strict";
 
@@ -43,13 +44,6 @@
         ok = false;
       }
       copied(button, ok);
-    }
-  });
-
-  document.addEventListener("submit", function (event) {
-    var question = event.target.getAttribute("data-confirm");
-    if (question && !window.confirm(question)) {
-      event.preventDefault();
     }
   });
 })();

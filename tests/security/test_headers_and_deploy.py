@@ -3,8 +3,6 @@ that pass ``check --deploy``, and hardened cookies."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import html
 import os
 import re
@@ -25,10 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.IGNORECASE)
 HANDLER = re.compile(r"""\son[a-z]+\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
 STYLE_ATTR = re.compile(r"""\sstyle\s*=""", re.IGNORECASE)
-
-
-def _csp_hash(code: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(code.encode()).digest()).decode() + "'"
 
 
 def _pages(tenants) -> dict[str, str]:
@@ -72,14 +66,14 @@ def test_the_policy_allows_only_this_origin():
     assert policy["frame-ancestors"] == "'none'"
     assert policy["object-src"] == "'none'"
     assert "unsafe-inline" not in settings.CONTENT_SECURITY_POLICY
+    assert "unsafe-hashes" not in settings.CONTENT_SECURITY_POLICY
     assert "unsafe-eval" not in settings.CONTENT_SECURITY_POLICY
     assert "http" not in settings.CONTENT_SECURITY_POLICY  # no CDN
 
 
 def test_pages_keep_to_the_content_security_policy(tenants):
-    """No inline script or style; an inline event handler runs only if its exact code is
-    hashed in the policy ('unsafe-hashes') — a new one fails here instead of silently
-    doing nothing in the browser."""
+    """No inline script, style or event handler: the policy allows none ('self' only), so
+    one would silently do nothing in the browser (behaviour lives in static files)."""
     problems = []
     for name, page in _pages(tenants).items():
         if name == "api-docs":
@@ -90,8 +84,7 @@ def test_pages_keep_to_the_content_security_policy(tenants):
             problems.append(f"{name}: style attribute")
         for match in HANDLER.finditer(page):
             code = html.unescape(match.group(1) or match.group(2) or "")
-            if _csp_hash(code) not in settings.CONTENT_SECURITY_POLICY:
-                problems.append(f"{name}: inline handler {code!r} ({_csp_hash(code)})")
+            problems.append(f"{name}: inline handler {code!r}")
     assert not problems, problems
 
 
