@@ -21,11 +21,13 @@ class CasesConfig(AppConfig):
         from cases.hooks import unassign_cases
 
         register_unassign(unassign_cases)
-        # Erasing a contact (LGPD) blanks their cases and case timelines too.
-        from cases.privacy import erase_contact_cases
-        from conversation.hooks import register_contact_eraser
+        # Erasing a contact (LGPD) blanks their cases and case timelines too; the retention
+        # erases the cases' copies of old message text.
+        from cases.privacy import erase_contact_cases, retain_case_copies
+        from conversation.hooks import register_contact_eraser, register_retention_sweeper
 
         register_contact_eraser(erase_contact_cases)
+        register_retention_sweeper(retain_case_copies)
 
         # Registers this app's task names for ``dispatch.enqueue`` in web processes too.
         # Workers train the promise detector when they start, not on their first send.

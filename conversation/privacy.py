@@ -7,7 +7,8 @@ message from that number starts a new, unrelated contact); every message's text 
 ``ERASED_TEXT`` and its media files are deleted from storage; handoff reasons and
 briefings, the runtime's serialized state, the runtime actions' phone numbers and the
 contact's demo invoice go. Rows stay — messages, turns, handoffs, conversations — so counts
-on the pages and the cost ledger stay right; audit rows stay, and they hold ids only. The
+on the pages and the cost ledger stay right; audit rows stay, and they hold ids only (the
+filename the audit row of a file sent to the customer copied goes too). The
 contact's conversations are closed and their pending follow-ups cancelled, the contact is
 marked opted out, and outbound messages still waiting are refused, so nothing erased is
 ever sent. Apps above ``conversation`` (cases: their titles, summaries and events; routers:
@@ -17,7 +18,10 @@ the suggestions taken from the contact's conversations) erase their own rows thr
 Retention (``retention_apply``, beat ``conversation.apply_retention``): an organization
 with ``message_retention_days`` = N gets the text and media of its messages older than N
 days replaced by ``RETAINED_TEXT``, and the briefings of its closed handoffs older than
-that cleared. Each run that changed something writes one audit row.
+that cleared, as is the runtime state of a conversation silent since then; the apps above
+erase the copies of that text their rows hold (``hooks.register_retention_sweeper``; cases:
+the conversation snapshot and the timeline's quotes). Each run that changed something
+writes one audit row.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from django.db import models, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from accounts.models import Organization
+from accounts import rls
+from accounts.models import AuditLog, Organization
 from accounts.services import audit_log_write
 from conversation import hooks
 from conversation.models import (
@@ -82,6 +87,7 @@ def contact_erase(*, contact: Contact, actor: Any) -> Erasure:
             status=MessageStatus.REFUSED, error_code=ERASED_ERROR_CODE, next_attempt_at=None
         )
         media = _delete_media(messages)
+        _forget_filenames_in_audit(messages)
         erased = messages.update(body=ERASED_TEXT, **_cleared_media_fields())
         handoffs = Handoff.objects.filter(conversation__contact=contact)
         handoff_count = handoffs.update(reason="", briefing="")
@@ -133,6 +139,7 @@ def retention_apply(*, organization: Organization, now: datetime | None = None) 
             status__in=OUTBOX_IN_FLIGHT
         )
         media = _delete_media(old)
+        _forget_filenames_in_audit(old)
         erased = old.exclude(body__in=(RETAINED_TEXT, ERASED_TEXT)).filter(
             ~Q(body="") | _has_media()
         )
@@ -143,7 +150,16 @@ def retention_apply(*, organization: Organization, now: datetime | None = None) 
             .exclude(reason="", briefing="")
             .update(reason="", briefing="")
         )
-        if count or media or briefings:
+        # The runtime's state quotes its last question and the customer's line: a conversation
+        # whose every message is past the retention keeps no state (the runtime starts over).
+        states = (
+            Conversation.objects.filter(organization=organization, last_message_at__lt=cutoff)
+            .filter(runtime_state__isnull=False)
+            .update(runtime_state=None)
+        )
+        # The words outlive their message nowhere: the cases' copies (cases.privacy).
+        copies = hooks.retain_copies_elsewhere(organization.pk, cutoff)
+        if count or media or briefings or states or copies:
             audit_log_write(
                 actor=None,
                 actor_kind="system",
@@ -155,9 +171,11 @@ def retention_apply(*, organization: Organization, now: datetime | None = None) 
                     "messages": count,
                     "media_files": media,
                     "handoffs": briefings,
+                    "runtime_states": states,
+                    "case_copies": copies,
                 },
             )
-    if count or media or briefings:
+    if count or media or briefings or states or copies:
         log.info(
             "retention applied",
             extra={"organization_id": str(organization.pk), "messages": count, "days": days},
@@ -178,6 +196,9 @@ def _has_media() -> Q:
     q = Q(pk__in=[])
     for f in _media_fields():
         q |= ~Q(**{f.name: ""}) & Q(**{f"{f.name}__isnull": False})
+    # A file sent by its link (no stored file, maybe no caption) still has its link and name.
+    for column in ("media_id", "media_url", "media_filename"):
+        q |= ~Q(**{column: ""})
     return q
 
 
@@ -195,6 +216,26 @@ _MEDIA_COLUMNS: dict[str, Any] = {
 
 def _cleared_media_fields() -> dict[str, Any]:
     return {**{f.name: "" for f in _media_fields()}, **_MEDIA_COLUMNS}
+
+
+def _forget_filenames_in_audit(messages: QuerySet[Message]) -> int:
+    """Blank the filename the audit row of a file sent to the customer copied
+    (``message.media_send``): the row stays, the name goes with the message's own. Before the
+    rows forget their names (only messages that still have one are looked up)."""
+    ids = [str(pk) for pk in messages.exclude(media_filename="").values_list("pk", flat=True)]
+    scrubbed = 0
+    with rls.erasure():  # the audit log is append-only, but for an erasure
+        for start in range(0, len(ids), 500):
+            rows = AuditLog.objects.filter(
+                resource_type=Message._meta.model_name,
+                resource_id__in=ids[start : start + 500],
+                diff__has_key="filename",
+            )
+            for row in rows.only("pk", "diff"):
+                if row.diff.get("filename"):
+                    AuditLog.objects.filter(pk=row.pk).update(diff={**row.diff, "filename": ""})
+                    scrubbed += 1
+    return scrubbed
 
 
 def _delete_media(messages: QuerySet[Message]) -> int:
