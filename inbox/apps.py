@@ -14,3 +14,8 @@ class InboxConfig(AppConfig):
         from inbox.hooks import unassign_conversations
 
         register_unassign(unassign_conversations)
+        # Erasing a contact (LGPD) deletes the team's notes about them too.
+        from conversation.hooks import register_contact_eraser
+        from inbox.privacy import erase_contact_notes
+
+        register_contact_eraser(erase_contact_notes)
