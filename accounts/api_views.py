@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from django.core.exceptions import RequestDataTooBig
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -54,8 +55,20 @@ class TenantApi(APIView):
 
 def valid_input(request: Request, serializer: type[S], **context: Any) -> S:
     """The body through its input serializer (``context`` scopes what it looks up); invalid
-    input is the 422 ``validation_error`` envelope."""
-    data = serializer(data=request.data, context=context)
+    input is the 422 ``validation_error`` envelope, a body larger than Django holds in
+    memory the 413 ``payload_too_large`` one."""
+    try:
+        body = request.data
+    except RequestDataTooBig as exc:
+        # DRF reads a JSON body through ``HttpRequest.body``, which refuses one over
+        # ``DATA_UPLOAD_MAX_MEMORY_SIZE``; uncaught, that refusal is Django's HTML 400 page.
+        # The same answer as the request cap's (config/settings/request_limits.py).
+        raise ApiError(
+            _("Corpo da requisição grande demais."),
+            code="payload_too_large",
+            status_code=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        ) from exc
+    data = serializer(data=body, context=context)
     data.is_valid(raise_exception=True)
     return data
 
@@ -67,6 +80,28 @@ def data_response(payload: Any, code: int = status.HTTP_200_OK) -> Response:
 def envelope(name: str, inner: type[serializers.Serializer]) -> Any:
     """The schema of a success response: ``{"data": <inner>}``."""
     return inline_serializer(name=name, fields={"data": inner()})
+
+
+class ApiErrorDetail(serializers.Serializer):
+    code = serializers.CharField(
+        help_text="validation_error, not_found, unauthenticated, forbidden, conflict, ..."
+    )
+    message = serializers.CharField()
+    # The envelope's key is ``fields``; the metaclass moves a declared field off the class,
+    # so it does not shadow ``Serializer.fields`` (mypy sees only the class attribute).
+    fields = serializers.DictField(  # type: ignore[assignment]
+        required=False,
+        help_text="validation_error: each bad field's errors (a list's items by index).",
+    )
+
+
+class ApiErrorOutput(serializers.Serializer):
+    error = ApiErrorDetail()
+
+
+def error_response(description: str) -> OpenApiResponse:
+    """The schema of an error response: the one envelope of ``accounts.api_errors``."""
+    return OpenApiResponse(response=ApiErrorOutput, description=description)
 
 
 def service_call(

@@ -11,18 +11,22 @@ input 422. No rate limit: an authenticated staff route, not a public one.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.access import access
 from accounts.api_access import api_membership
-from accounts.api_errors import ApiError
-from accounts.api_views import TenantApi, data_response, service_call, valid_input
+from accounts.api_views import (
+    TenantApi,
+    data_response,
+    error_response,
+    service_call,
+    valid_input,
+)
 from cases import selectors, services
 from cases.models import Case
 from cases.serializers import (
@@ -30,43 +34,25 @@ from cases.serializers import (
     CaseDetailOutput,
     CaseDetailResponse,
     CaseListItemOutput,
+    CaseListQuery,
     CaseListResponse,
     CaseReplyInput,
 )
 
 API_PAGE_SIZE = 50
 ERRORS = {
-    401: OpenApiResponse(description="Faça login."),
-    403: OpenApiResponse(description="Sem permissão (papel insuficiente)."),
-    404: OpenApiResponse(description="Caso não encontrado nesta organização."),
+    401: error_response("Faça login."),
+    403: error_response("Sem permissão (papel insuficiente)."),
+    404: error_response("Caso não encontrado nesta organização."),
 }
 
 
-def _query_choice(
-    request: Request, name: str, allowed: Collection[str], default: str, *, what: str
-) -> str:
-    """The query parameter ``name`` (``default`` when absent); any value outside ``allowed``
-    is the 422 ``validation_error`` naming the accepted ones."""
-    value = request.query_params.get(name) or default
-    if value not in allowed:
-        raise ApiError(
-            f"{what} desconhecido: use um de {', '.join(allowed)}.",
-            code="validation_error",
-            status_code=422,
-        )
-    return value
-
-
-def _page_number(request: Request) -> int:
-    """``page`` (1 when absent): a whole number from 1, else the 422 ``validation_error``."""
-    raw = request.query_params.get("page") or "1"
-    if not raw.isdigit() or int(raw) < 1:
-        raise ApiError(
-            "Página inválida: use um número inteiro a partir de 1.",
-            code="validation_error",
-            status_code=422,
-        )
-    return int(raw)
+def _list_query(request: Request) -> dict[str, Any]:
+    """The list's parameters; an empty one is absent (its default). Any bad value is the
+    422 ``validation_error`` naming each bad parameter in ``fields``."""
+    query = CaseListQuery(data={k: v for k, v in request.query_params.items() if v})
+    query.is_valid(raise_exception=True)
+    return query.validated_data
 
 
 @extend_schema(tags=["cases"])  # inherited: the tag of every operation below
@@ -86,38 +72,22 @@ class _CaseApi(TenantApi):
 class CaseListApi(_CaseApi):
     @extend_schema(
         operation_id="ai_cases_list",
-        parameters=[
-            OpenApiParameter(
-                "estado",
-                str,
-                enum=list(selectors.FILTERS),
-                description="Filtro (padrão: abertos).",
-            ),
-            OpenApiParameter(
-                "resp",
-                str,
-                enum=list(selectors.ASSIGNEE_FILTERS),
-                description="Responsável: todas (padrão), minhas, sem-responsavel.",
-            ),
-            OpenApiParameter("page", int),
-        ],
-        responses={200: CaseListResponse, 401: ERRORS[401], 403: ERRORS[403]},
+        parameters=[CaseListQuery],
+        responses={
+            200: CaseListResponse,
+            401: ERRORS[401],
+            403: ERRORS[403],
+            422: error_response("Parâmetro inválido."),
+        },
     )
     def get(self, request: Request) -> Response:
-        key = _query_choice(
-            request, "estado", selectors.FILTERS, selectors.DEFAULT_FILTER, what="Filtro"
-        )
-        assignee = _query_choice(
-            request,
-            "resp",
-            selectors.ASSIGNEE_FILTERS,
-            selectors.DEFAULT_ASSIGNEE_FILTER,
-            what="Responsável",
-        )
+        query = _list_query(request)
         # Constant queries for any page size (pinned in tests): the paginator's COUNT and
         # the page's rows with customer, channel and assignee joined.
-        number = _page_number(request)
-        rows = selectors.case_list(api_membership(request), filter_key=key, assignee_key=assignee)
+        number = query["page"]
+        rows = selectors.case_list(
+            api_membership(request), filter_key=query["estado"], assignee_key=query["resp"]
+        )
         paginator = Paginator(rows, API_PAGE_SIZE)
         # Past the last page: an empty list (a client paging until it is empty stops), never
         # the last page again.
@@ -145,8 +115,8 @@ class CaseReplyApi(_CaseApi):
         responses={
             200: CaseDetailResponse,
             **ERRORS,
-            409: OpenApiResponse(description="O caso não aceita essa ação no estado atual."),
-            422: OpenApiResponse(description="Dados inválidos."),
+            409: error_response("O caso não aceita essa ação no estado atual."),
+            422: error_response("Dados inválidos."),
         },
     )
     def post(self, request: Request, case_id: uuid.UUID) -> Response:
@@ -171,22 +141,13 @@ class CaseAssignApi(_CaseApi):
         responses={
             200: CaseDetailResponse,
             **ERRORS,
-            422: OpenApiResponse(description="Não é um atendente desta organização."),
+            422: error_response("Dados inválidos (um atendente desta organização)."),
         },
     )
     def post(self, request: Request, case_id: uuid.UUID) -> Response:
         case = self.case(request, case_id)
-        assignee_id = valid_input(request, CaseAssignInput).validated_data["assignee_id"]
-        # Only members are found; any other id gets the same 422 as a non-member.
-        assignee = (
-            get_user_model().objects.filter(pk=assignee_id).first()
-            if assignee_id is not None
-            else None
-        )
-        if assignee_id is not None and assignee is None:
-            raise ApiError(
-                "Escolha um atendente desta organização.", code="invalid_input", status_code=422
-            )
+        data = valid_input(request, CaseAssignInput, organization_id=case.organization_id)
+        assignee = data.validated_data["assignee_id"]  # the member's user, or None
         service_call(
             services.case_assign,
             invalid=(services.CaseError,),

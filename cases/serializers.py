@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from accounts.api_views import StrictInput, envelope
-from accounts.models import display_name
+from accounts.models import Membership, display_name
+from cases import selectors
 from cases.models import Case, CaseEvent, CaseStatus, HumanAction
+from cases.services.assignment import ASSIGNABLE_ROLE
 
 
 class ContactOutput(serializers.Serializer):
@@ -96,6 +99,24 @@ CaseListResponse = envelope("CaseListResponse", CaseListData)
 CaseDetailResponse = envelope("CaseDetailResponse", CaseDetailOutput)
 
 
+# The list's query string. Not strict (a proxy's or a client's cache-buster is harmless
+# there); every bad value is named in one 422, like a body's. ``page`` goes through
+# IntegerField, not ``str.isdigit`` ("²" is a digit int() refuses: it was a 500). A comment:
+# the schema would show a docstring as the parameters' description.
+class CaseListQuery(serializers.Serializer):
+    estado = serializers.ChoiceField(
+        choices=list(selectors.FILTERS),
+        default=selectors.DEFAULT_FILTER,
+        help_text="Filtro (padrão: abertos).",
+    )
+    resp = serializers.ChoiceField(
+        choices=list(selectors.ASSIGNEE_FILTERS),
+        default=selectors.DEFAULT_ASSIGNEE_FILTER,
+        help_text="Responsável: todas (padrão), minhas, sem-responsavel.",
+    )
+    page = serializers.IntegerField(min_value=1, default=1, help_text="Página, a partir de 1.")
+
+
 # A field the input does not know is refused, not ignored (a typo must not pass). A
 # comment, not a docstring: the schema would show it as every input's description.
 class CaseReplyInput(StrictInput):
@@ -107,3 +128,18 @@ class CaseAssignInput(StrictInput):
     """``{"assignee_id": <user id>}`` makes a member responsible; ``null`` leaves it to the team."""
 
     assignee_id = serializers.IntegerField(allow_null=True)
+
+    def validate_assignee_id(self, value: int | None) -> Any:
+        # The user, when a member of ``context["organization_id"]`` who answers cases. One
+        # message for "no such user", "another organization's" and "a viewer": no probing of
+        # other organizations' users. The service checks it again under the case's lock.
+        if value is None:
+            return None
+        membership = (
+            Membership.objects.select_related("user")
+            .filter(organization_id=self.context["organization_id"], user_id=value)
+            .first()
+        )
+        if membership is None or not membership.has_role(ASSIGNABLE_ROLE):
+            raise serializers.ValidationError(_("Escolha um atendente desta organização."))
+        return membership.user

@@ -13,14 +13,20 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from accounts.access import access
 from accounts.api_access import api_membership
-from accounts.api_views import TenantApi, data_response, service_call, valid_input
+from accounts.api_views import (
+    TenantApi,
+    data_response,
+    error_response,
+    service_call,
+    valid_input,
+)
 from routers import selectors, services
 from routers.errors import RouterAlreadyExists, RouterInvalid
 from routers.models import QualityRun, Router
@@ -45,11 +51,14 @@ from routers.serializers import (
 )
 
 T = TypeVar("T")
-ERRORS = {
-    403: OpenApiResponse(description="Sem permissão (papel insuficiente)."),
-    404: OpenApiResponse(description="Roteador não encontrado nesta organização."),
-    422: OpenApiResponse(description="Dados inválidos."),
+# Every operation needs a login and a role; one naming a router, a router of the caller's
+# organization; one reading input, valid input.
+ACCESS = {
+    401: error_response("Faça login."),
+    403: error_response("Sem permissão (papel insuficiente)."),
 }
+ERRORS = {**ACCESS, 404: error_response("Roteador não encontrado nesta organização.")}
+INVALID = {422: error_response("Dados inválidos.")}
 
 
 def _service(call: Callable[..., T], **kwargs: Any) -> T:
@@ -68,7 +77,7 @@ class _RouterApi(TenantApi):
 class RouterListApi(_RouterApi):
     @extend_schema(
         operation_id="routers_list",
-        responses={200: RouterListResponse, 403: ERRORS[403]},
+        responses={200: RouterListResponse, **ACCESS},
     )
     def get(self, request: Request) -> Response:
         rows = selectors.router_list(api_membership(request))
@@ -79,9 +88,9 @@ class RouterListApi(_RouterApi):
         request=RouterCreateInput,
         responses={
             201: IdResponse,
-            403: ERRORS[403],
-            409: OpenApiResponse(description="O canal já tem um roteador ativo."),
-            422: ERRORS[422],
+            **ACCESS,
+            409: error_response("O canal já tem um roteador ativo."),
+            **INVALID,
         },
     )
     def post(self, request: Request) -> Response:
@@ -117,8 +126,9 @@ class RouterDetailApi(_RouterApi):
         request=RouterUpdateInput,
         responses={
             200: IdResponse,
-            409: OpenApiResponse(description="Canal já roteado."),
+            409: error_response("Canal já roteado."),
             **ERRORS,
+            **INVALID,
         },
     )
     def patch(self, request: Request, router_id: uuid.UUID) -> Response:
@@ -144,7 +154,7 @@ class RouterMembersApi(_RouterApi):
     @extend_schema(
         operation_id="routers_members_replace",
         request=MembersPutInput,
-        responses={200: CountResponse, **ERRORS},
+        responses={200: CountResponse, **ERRORS, **INVALID},
     )
     def put(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
@@ -165,7 +175,7 @@ class RouterTestApi(_RouterApi):
     @extend_schema(
         operation_id="routers_test",
         request=RouterTestInput,
-        responses={200: RouterTestResponse, **ERRORS},
+        responses={200: RouterTestResponse, **ERRORS, **INVALID},
         description="Classifica uma mensagem de teste. Não grava decisão de roteamento.",
     )
     def post(self, request: Request, router_id: uuid.UUID) -> Response:
@@ -206,7 +216,7 @@ class LabelledPhrasesApi(_RouterApi):
     @extend_schema(
         operation_id="routers_labelled_phrases_replace",
         request=LabelledPhrasesPutInput,
-        responses={200: CountResponse, **ERRORS},
+        responses={200: CountResponse, **ERRORS, **INVALID},
         description="Substitui o conjunto de frases rotuladas do roteador.",
     )
     def put(self, request: Request, router_id: uuid.UUID) -> Response:
@@ -227,7 +237,7 @@ class QualityRunsApi(_RouterApi):
     @extend_schema(
         operation_id="routers_quality_runs_create",
         request=None,
-        responses={202: QualityRunResponse, **ERRORS},
+        responses={202: QualityRunResponse, **ERRORS, **INVALID},
         description="Roda as frases rotuladas pelo classificador (em segundo plano).",
     )
     def post(self, request: Request, router_id: uuid.UUID) -> Response:

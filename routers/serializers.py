@@ -109,12 +109,16 @@ class MemberInput(_OrgScoped):
         return value
 
 
+# The caps are the lists' ``max_length``: checked before any item is (each member looks
+# its agent up: checked after, a long body cost one query per item before its 422).
 class MembersPutInput(StrictInput):
-    members = MemberInput(many=True)
+    members: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=MemberInput(),
+        max_length=MAX_MEMBERS,
+        error_messages={"max_length": gettext_lazy("No máximo {max_length} intenções.")},
+    )
 
     def validate_members(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if len(value) > MAX_MEMBERS:
-            raise serializers.ValidationError(_("No máximo %(n)s intenções.") % {"n": MAX_MEMBERS})
         names = [m["intent_name"].casefold() for m in value]
         if len(names) != len(set(names)):
             raise serializers.ValidationError(_("Cada intenção deve ter um nome diferente."))
@@ -145,14 +149,11 @@ class LabelledPhraseInput(StrictInput):
 
 
 class LabelledPhrasesPutInput(StrictInput):
-    phrases = LabelledPhraseInput(many=True)
-
-    def validate_phrases(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if len(value) > MAX_LABELLED_PHRASES:
-            raise serializers.ValidationError(
-                _("No máximo %(n)s frases.") % {"n": MAX_LABELLED_PHRASES}
-            )
-        return value
+    phrases: serializers.ListSerializer[Any] = serializers.ListSerializer(
+        child=LabelledPhraseInput(),
+        max_length=MAX_LABELLED_PHRASES,
+        error_messages={"max_length": gettext_lazy("No máximo {max_length} frases.")},
+    )
 
 
 # --- outputs -----------------------------------------------------------------------------
