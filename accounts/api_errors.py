@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.views.defaults import page_not_found
+from django.views.defaults import page_not_found, server_error
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -63,3 +63,14 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if request.path.startswith("/api/"):
         return JsonResponse(error_body("not_found", "Não encontrado."), status=404)
     return page_not_found(request, exception or Http404())
+
+
+def server_failure(request: HttpRequest) -> HttpResponse:
+    """``handler500``: an unhandled error under ``/api/`` answers the API's envelope (a client
+    parsing ``error.code`` never gets an HTML page, and nothing of the error is told);
+    Django's page elsewhere. The error itself is logged by Django's request logger."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            error_body("server_error", "Erro interno. Tente de novo em instantes."), status=500
+        )
+    return server_error(request)

@@ -25,3 +25,4 @@ urlpatterns = [
 
 # Under /api/ a path no URL matches answers the API's JSON envelope too.
 handler404 = "accounts.api_errors.not_found"
+handler500 = "accounts.api_errors.server_failure"
