@@ -221,7 +221,9 @@ class LabelledPhrasesApi(_RouterApi):
     )
     def put(self, request: Request, router_id: uuid.UUID) -> Response:
         router = self.router(request, router_id)
-        data = valid_input(request, LabelledPhrasesPutInput)
+        data = valid_input(
+            request, LabelledPhrasesPutInput, intents=set(selectors.router_intent_names(router))
+        )
         count = _service(
             services.labelled_phrases_replace,
             router=router,

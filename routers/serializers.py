@@ -14,6 +14,7 @@ from accounts.api_views import StrictInput, envelope
 from conversation.models import Agent, ChannelSession
 from routers import selectors
 from routers.classification import NONE_INTENT
+from routers.errors import unknown_intent
 from routers.loaders import parse_router_config
 from routers.quality import MAX_PHRASE_CHARS
 from routers.services import (
@@ -146,6 +147,14 @@ class LabelledPhraseInput(StrictInput):
         max_length=60,
         help_text=gettext_lazy("Uma intenção do roteador, ou none (deve ir para a reserva)."),
     )
+
+    def validate_intent_name(self, value: str) -> str:
+        # Checked with the body's other errors (the view passes the router's intents), so one
+        # 422 lists everything to fix; the service checks again.
+        intents = self.context.get("intents")
+        if intents is not None and value not in intents and value != NONE_INTENT:
+            raise serializers.ValidationError(unknown_intent(value).message)
+        return value
 
 
 class LabelledPhrasesPutInput(StrictInput):
