@@ -102,7 +102,9 @@ def answering_users(organization_id: Any) -> Any:
     return (
         get_user_model()
         .objects.filter(
-            memberships__organization_id=organization_id, memberships__role__in=ANSWERING_ROLES
+            memberships__organization_id=organization_id,
+            memberships__role__in=ANSWERING_ROLES,
+            is_active=True,  # a deactivated account answers nothing
         )
         .order_by("first_name", "username")
     )

@@ -137,7 +137,11 @@ class CaseAssignInput(StrictInput):
             return None
         membership = (
             Membership.objects.select_related("user")
-            .filter(organization_id=self.context["organization_id"], user_id=value)
+            .filter(
+                organization_id=self.context["organization_id"],
+                user_id=value,
+                user__is_active=True,  # a deactivated account answers nothing
+            )
             .first()
         )
         if membership is None or not membership.has_role(ASSIGNABLE_ROLE):

@@ -33,7 +33,12 @@ def case_assign(*, case: Case, actor: Any, assignee: Any | None) -> Case:
             membership = Membership.objects.filter(
                 organization_id=locked.organization_id, user_id=assignee.pk
             ).first()
-            if membership is None or not membership.has_role(ASSIGNABLE_ROLE):
+            # A deactivated account answers nothing (its cases went back to the team).
+            if (
+                membership is None
+                or not membership.has_role(ASSIGNABLE_ROLE)
+                or not assignee.is_active
+            ):
                 raise InvalidCaseInput("Escolha um atendente desta organização.")
         new_id = assignee.pk if assignee is not None else None
         if locked.assigned_to_id == new_id:
