@@ -86,7 +86,7 @@ CASE_SETS = (
     *("heldout_r40", "heldout_r41", "heldout_r42", "heldout_r43", "heldout_r44", "heldout_r45"),
     *("heldout_r46", "heldout_r47", "heldout_r48", "heldout_r49", "heldout_r50", "heldout_r51"),
     *("heldout_r52", "heldout_r53", "heldout_r54", "heldout_r55", "heldout_r56", "heldout_r57"),
-    "heldout_r58",
+    *("heldout_r58", "heldout_r59"),
     *("field_r18_tune", "field_r18_heldout", "probe_r16", "probe_r26a", "probe_r26b"),
 )
 

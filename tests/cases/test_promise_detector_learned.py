@@ -293,6 +293,11 @@ HELDOUT_R57 = load_round_4("heldout_r57.json")
 # office), reserved unread for round 31; read once on detector 59 (local 0.953 / 0.82, share
 # 0.18, nine promises out with the check off, three with it on); detector 60 came from it (seen).
 HELDOUT_R58 = load_round_4("heldout_r58.json")
+# r59: written blind in round 31 from the policy only (a funeral home, school vans, a dog
+# walker, a hardware store, a dermatology clinic, beach rentals, a cake shop, a motorcycle
+# dealer); read once on detector 60 (local 0.98 / 0.98, share 0.20, one promise out with the
+# check off, none with it on). Never tuned on: only its aggregates were read.
+HELDOUT_R59 = load_round_4("heldout_r59.json")
 # Round 26's tuning probes (read freely; detector 53 came from them): the dev set's kinds of
 # promise and of near miss, from the policy only.
 PROBE_R26A = load_round_4("probe_r26a.json")
@@ -368,7 +373,7 @@ def test_measurement_sets_share_no_message_with_the_training_corpus() -> None:
     later_sets += [HELDOUT_R41, HELDOUT_R42, HELDOUT_R43, HELDOUT_R44, HELDOUT_R45, HELDOUT_R46]
     later_sets += [HELDOUT_R47, HELDOUT_R48, HELDOUT_R49, HELDOUT_R50, HELDOUT_R51]
     later_sets += [HELDOUT_R52, HELDOUT_R53, HELDOUT_R54, HELDOUT_R55, HELDOUT_R56, HELDOUT_R57]
-    later_sets += [HELDOUT_R58]
+    later_sets += [HELDOUT_R58, HELDOUT_R59]
     assert not {fold(text).strip() for text, _ in FIELD_R18} & training
     assert len(FIELD_R18) == 240 and sum(label for _, label in FIELD_R18) == 120
     for later in later_sets:
@@ -547,6 +552,8 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         (HELDOUT_R56, 0.13),
         # r57: read once on detector 57 (0.14, no promise out with the check on); 58: 0.08.
         (HELDOUT_R57, 0.10),
+        # r59: read once on detector 60 (0.20); never tuned on.
+        (HELDOUT_R59, 0.21),
         # Round 26's probes: 0.092 and 0.075 on detector 52, 0.10 and 0.075 on 53 (seen).
         (PROBE_R26A, 0.11),
         (PROBE_R26B, 0.09),
@@ -561,7 +568,7 @@ def test_a_model_check_on_the_uncertain_band_lifts_recall(items: Labelled, floor
         *("heldout_r44", "heldout_r45", "heldout_r46", "heldout_r47"),
         *("heldout_r48", "heldout_r49", "heldout_r50", "heldout_r51", "heldout_r52"),
         *("heldout_r53", "heldout_r54", "heldout_r55", "heldout_r56", "heldout_r57"),
-        *("probe_r26a", "probe_r26b"),
+        *("heldout_r59", "probe_r26a", "probe_r26b"),
     ],
 )
 def test_no_promise_of_the_round_11_and_later_sets_escapes_both_the_local_stages_and_the_check(
