@@ -9,12 +9,28 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm, UsernameField
 from django.utils.translation import gettext_lazy as _
 
+from accounts import time_zones
 from accounts.models import Role
 
 
 class InviteForm(forms.Form):
     email = forms.EmailField(label=_("E-mail"), max_length=254)
     role = forms.ChoiceField(label=_("Papel"), choices=Role.choices, initial=Role.AGENT)
+
+
+class TimeZoneForm(forms.Form):
+    time_zone = forms.ChoiceField(
+        label=_("Fuso horário"),
+        choices=time_zones.TIME_ZONE_CHOICES,
+        help_text=_(
+            "Os horários das páginas, os dias dos resultados e o mês do orçamento seguem o "
+            "fuso da organização. Vale para toda a equipe a partir da próxima página."
+        ),
+        error_messages={
+            "required": time_zones.INVALID_TIME_ZONE,
+            "invalid_choice": time_zones.INVALID_TIME_ZONE,
+        },
+    )
 
 
 class RoleForm(forms.Form):

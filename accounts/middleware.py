@@ -11,8 +11,9 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 
-from accounts import rls
+from accounts import rls, time_zones
 from accounts.logging import request_id_var
 from accounts.models import Membership
 
@@ -45,7 +46,8 @@ class MembershipMiddleware:
     the session, and only among the user's own memberships. On PostgreSQL an
     authenticated request is one transaction whose walls admit that organization only;
     superusers in the Django admin work with the walls lifted (staff covering every
-    organization). Anonymous requests get no context: tenant rows are invisible to them
+    organization). The request runs in the organization's time zone. Anonymous requests
+    get no context: tenant rows are invisible to them
     (webhooks set their own from the channel in the URL).
     """
 
@@ -71,7 +73,10 @@ class MembershipMiddleware:
                     return self.get_response(request)
             if membership is None:
                 return self.get_response(request)
-            with rls.tenant_context(membership.organization_id):
+            # The organization's time zone, from the row just loaded: its pages show local
+            # times (``timezone.override`` puts the default back after the request).
+            local = time_zones.zone(membership.organization.time_zone)
+            with rls.tenant_context(membership.organization_id), timezone.override(local):
                 return self.get_response(request)
 
 

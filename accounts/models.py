@@ -14,6 +14,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from accounts import time_zones
+
 
 class Organization(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -30,6 +32,18 @@ class Organization(models.Model):
         blank=True,
         help_text=_("Texto e mídia mais antigos são apagados; contagens ficam. Vazio: sem limite."),
     )
+    # Pages show its times, and its analytics days and budget months roll over, in this zone
+    # (``accounts.time_zones``: requests and ``rls.tenant_context`` activate it).
+    time_zone = models.CharField(
+        _("fuso horário"),
+        max_length=64,
+        choices=time_zones.TIME_ZONE_CHOICES,
+        default=time_zones.DEFAULT_TIME_ZONE,
+        validators=[time_zones.validate_time_zone],
+        help_text=_(
+            "Horários nas páginas, dias dos resultados e mês do orçamento seguem este fuso."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -39,6 +53,20 @@ class Organization(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        update_fields = kwargs.get("update_fields")
+        if "time_zone" in self.__dict__ and (update_fields is None or "time_zone" in update_fields):
+            time_zones.remember(self.pk, self.time_zone)
+
+    @classmethod
+    def from_db(cls, db: Any, field_names: Any, values: Any) -> Organization:
+        row = super().from_db(db, field_names, values)
+        # A row read anyway spares ``rls.tenant_context`` its query for the zone.
+        if "time_zone" in row.__dict__:
+            time_zones.remember(row.pk, row.time_zone)
+        return row
 
 
 class TenantModel(models.Model):

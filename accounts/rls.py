@@ -34,12 +34,16 @@ import functools
 import inspect
 import logging
 import uuid
+import zoneinfo
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connections, models, transaction
+from django.utils import timezone
+
+from accounts import time_zones
 
 # The policies, the registry of tenant tables and the migration operation live beside this
 # module; every name stays importable from ``accounts.rls``.
@@ -193,12 +197,30 @@ def _working_for(
 @contextmanager
 def tenant_context(organization_id: uuid.UUID | str, *, using: str = "default") -> Iterator[None]:
     """Work for one organization: on PostgreSQL one transaction in which the walls admit
-    exactly its rows (and the bypass is off, whatever an outer block did)."""
+    exactly its rows (and the bypass is off, whatever an outer block did), in the
+    organization's time zone (``django.utils.timezone``: local days, months, times)."""
     if not organization_id:
         raise ValueError("tenant_context needs an organization id")
     org = organization_id if isinstance(organization_id, uuid.UUID) else uuid.UUID(organization_id)
-    with _working_for(org, {ORG_SETTING: str(org), BYPASS_SETTING: "off"}, using):
+    # The zone is read once the walls admit the organization (``with`` enters in order).
+    with (
+        _working_for(org, {ORG_SETTING: str(org), BYPASS_SETTING: "off"}, using),
+        timezone.override(_time_zone_of(org, using)),
+    ):
         yield
+
+
+def _time_zone_of(organization: uuid.UUID, using: str) -> zoneinfo.ZoneInfo:
+    """The organization's zone: as this process last saw its row (no query), else read
+    once (``accounts.time_zones``). Called where the walls already admit the organization."""
+    name = time_zones.remembered(organization)
+    if name is None:
+        from accounts.models import Organization
+
+        found = Organization.objects.using(using).filter(pk=organization)
+        name = found.values_list("time_zone", flat=True).first() or time_zones.DEFAULT_TIME_ZONE
+        time_zones.remember(organization, name)
+    return time_zones.zone(name)
 
 
 @contextmanager
@@ -314,7 +336,11 @@ def runs_in_tenant_of(
                     extra={"task": fn.__name__, "model": model._meta.label, "id": str(pk)},
                 )
                 return None
-            with enter(organization_id):
+            # The zone too: a ``context`` of the caller's (``tenant_session``) sets none.
+            with (
+                enter(organization_id),
+                timezone.override(_time_zone_of(organization_id, "default")),
+            ):
                 return fn(*args, **kwargs)
 
         return wrapped  # type: ignore[return-value]

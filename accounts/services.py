@@ -5,12 +5,13 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts import hooks
+from accounts import hooks, time_zones
 from accounts.logging import request_id_var
 from accounts.models import AuditLog, Invitation, Membership, Organization, Role
 from accounts.selectors import invitation_token_hash, removal_refusal, role_change_refusal
@@ -243,3 +244,37 @@ def membership_remove(*, membership: Membership, actor: Any) -> None:
         },
     )
     membership.delete()
+
+
+# --- the organization's own settings (accounts/team page) ----------------------------------
+
+
+class OrganizationSettingsError(Exception):
+    """An organization setting the rules refuse; the message is for the admin (pt-BR)."""
+
+
+@transaction.atomic
+def organization_time_zone_set(
+    *, organization: Organization, actor: Any, time_zone: str
+) -> Organization:
+    """Set the zone the organization's pages, analytics days and budget months follow
+    (from its next request or task on). Locks the organization row; the same zone again
+    changes nothing."""
+    try:
+        time_zones.validate_time_zone(time_zone)
+    except ValidationError as error:
+        raise OrganizationSettingsError(" ".join(error.messages)) from None
+    org = Organization.objects.select_for_update().get(pk=organization.pk)
+    old = org.time_zone
+    if old == time_zone:
+        return org
+    org.time_zone = time_zone
+    org.save(update_fields=["time_zone"])
+    organization.time_zone = time_zone
+    audit_log_write(
+        actor=actor,
+        action="organization.time_zone_set",
+        resource=org,
+        diff={"time_zone": [old, time_zone]},
+    )
+    return org

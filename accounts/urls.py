@@ -21,6 +21,8 @@ urlpatterns = [
     path(
         "equipe/<uuid:membership_id>/remover/", views.team_member_remove, name="team_member_remove"
     ),
+    # the organization's own settings (admins)
+    path("organizacao/fuso-horario/", views.organization_time_zone, name="organization_time_zone"),
     # public: the link is the credential
     path("convite/", views.invitation_accept_view, name="invitation_accept"),
     # passwords

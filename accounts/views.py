@@ -24,21 +24,23 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts import rls
+from accounts import rls, time_zones
 from accounts.access import access, refresh_page, role_required
 from accounts.emails import send_invitation_on_commit
-from accounts.forms import AcceptInvitationForm, InviteForm, RoleForm
+from accounts.forms import AcceptInvitationForm, InviteForm, RoleForm, TimeZoneForm
 from accounts.middleware import SESSION_ORG_KEY
 from accounts.models import Invitation, Membership, Role, display_name
 from accounts.pages import PageRequest, act_and_tell
 from accounts.selectors import invitation_for_code, pending_invitations, team_members
 from accounts.services import (
+    OrganizationSettingsError,
     TeamError,
     invitation_accept,
     invitation_create,
     invitation_revoke,
     membership_remove,
     membership_role_change,
+    organization_time_zone_set,
 )
 from accounts.throttle import client_ip, hit, too_many_page
 
@@ -75,9 +77,15 @@ def team(request: PageRequest) -> HttpResponse:
 
 
 def _team_page(
-    request: HttpRequest, membership: Membership, invite_form: InviteForm, status: int = 200
+    request: HttpRequest,
+    membership: Membership,
+    invite_form: InviteForm,
+    status: int = 200,
+    time_zone_form: TimeZoneForm | None = None,
 ) -> HttpResponse:
     organization = membership.organization
+    if time_zone_form is None:
+        time_zone_form = TimeZoneForm(initial={"time_zone": organization.time_zone})
     # Expected queries (besides session/user/membership/context processor): members with
     # their users (1), pending invitations (1).
     members = list(team_members(organization))
@@ -88,6 +96,7 @@ def _team_page(
             "members": members,
             "invitations": list(pending_invitations(organization)),
             "invite_form": invite_form,
+            "time_zone_form": time_zone_form,
             "roles": Role.choices,
             "now": timezone.now(),
         },
@@ -164,6 +173,30 @@ def team_member_remove(request: PageRequest, membership_id: str) -> HttpResponse
     member = _member(request, membership_id)
     done = _("%(name)s saiu da equipe.") % {"name": member.user.get_username()}
     act_and_tell(request, membership_remove, done=done, refused=TeamError, membership=member)
+    return redirect("accounts:team")
+
+
+# --- the organization's own settings (admins) -----------------------------------------------
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def organization_time_zone(request: PageRequest) -> HttpResponse:
+    membership = request.membership
+    form = TimeZoneForm(request.POST)
+    if form.is_valid():
+        try:
+            organization_time_zone_set(
+                organization=membership.organization,
+                actor=request.user,
+                time_zone=form.cleaned_data["time_zone"],
+            )
+        except OrganizationSettingsError as error:
+            form.add_error("time_zone", str(error))
+    if not form.is_valid():
+        return _team_page(request, membership, InviteForm(), status=400, time_zone_form=form)
+    label = dict(time_zones.TIME_ZONE_CHOICES)[form.cleaned_data["time_zone"]]
+    messages.success(request, _("Fuso horário da organização: %(zone)s.") % {"zone": label})
     return redirect("accounts:team")
 
 

@@ -166,6 +166,7 @@ ROUTES: dict[str, Rule] = {
     "accounts:team_invitation_revoke": Rule({"POST": AD}),
     "accounts:team_member_role": Rule({"POST": AD}),
     "accounts:team_member_remove": Rule({"POST": AD}),
+    "accounts:organization_time_zone": Rule({"POST": AD}),
     "accounts:invitation_accept": Rule({"GET": PUBLIC, "POST": PUBLIC}),  # the link is the key
     "accounts:password_change": Rule({"GET": ANY, "POST": ANY}),
     "accounts:password_reset": Rule({"GET": PUBLIC, "POST": PUBLIC}),
