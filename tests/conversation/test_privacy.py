@@ -4,14 +4,12 @@ stay; retention erases old text on a schedule; both are audited."""
 from __future__ import annotations
 
 import io
-import json
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
-from django.db import models
 from django.test import Client
 from django.utils import timezone
 
@@ -32,6 +30,7 @@ from conversation.privacy import ERASED_TEXT, RETAINED_TEXT, contact_erase, rete
 from conversation.runtime_adapters.invoices import demo_invoice_detail
 from tests import factories
 from tests.conftest import simulator_post
+from tests.privacy.scan import tenant_text
 
 PHONE = "5511912345678"
 NAME = "Joana Pereira da Silva"
@@ -77,26 +76,11 @@ def customer(world: Any) -> dict[str, Any]:
     }
 
 
-def _org_text(org: Any) -> str:
-    """Every text and JSON value of every tenant row of ``org`` (audit log included)."""
-    out = []
-    for model in rls.tenant_models():
-        fields = [
-            f.name
-            for f in model._meta.concrete_fields
-            if isinstance(f, models.CharField | models.TextField | models.JSONField)
-        ]
-        if fields:
-            rows = model._base_manager.filter(organization=org).values_list(*fields)
-            out.append(json.dumps(list(rows), default=str, ensure_ascii=False))
-    return "\n".join(out)
-
-
 def test_erasing_a_contact_leaves_no_trace_of_their_words_name_or_phone(world, customer):
-    assert WORDS in _org_text(world.org_a) and PHONE in _org_text(world.org_a)
+    assert WORDS in tenant_text(world.org_a) and PHONE in tenant_text(world.org_a)
     counts = (Message.objects.count(), Conversation.objects.count(), Handoff.objects.count())
     result = contact_erase(contact=customer["contact"], actor=world.admin)
-    text = _org_text(world.org_a)
+    text = tenant_text(world.org_a)
     for trace in (WORDS, NAME, PHONE, "Rua das Flores"):
         assert trace not in text, trace
     assert (Message.objects.count(), Conversation.objects.count(), Handoff.objects.count()) == (
@@ -156,7 +140,7 @@ def test_the_same_number_writing_again_starts_a_new_contact(
     assert fresh.pk != customer["contact"].pk and fresh.name == ""
     new_conversation = Conversation.objects.get(contact=fresh)
     assert new_conversation.pk != customer["conversation"].pk
-    assert WORDS not in _org_text(world.org_a)
+    assert WORDS not in tenant_text(world.org_a)
 
 
 def test_the_command_erases_with_yes_and_asks_otherwise(world, customer, monkeypatch):

@@ -4,14 +4,11 @@ member's staff conversation) and the audit row of a file sent to them (its filen
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import models
 
-from accounts import rls
 from accounts.models import AuditLog, Membership
 from cases import services
 from cases.models import CaseEvent
@@ -19,6 +16,7 @@ from conversation.models import Contact, Message
 from conversation.outbox.media import outbound_media_enqueue
 from conversation.privacy import ERASED_TEXT, contact_erase
 from tests.cases.conftest import PHONE, enable_cases, open_case, say
+from tests.privacy.scan import tenant_text
 
 STAFF = "5511977776666"
 OTHER = "5511966665555"
@@ -29,21 +27,6 @@ FILE = "RG-Joanildes-Brasilina.pdf"
 @pytest.fixture(autouse=True)
 def _media_root(settings: Any, tmp_path: Any) -> None:
     settings.MEDIA_ROOT = str(tmp_path)
-
-
-def _columns_text(org: Any) -> str:
-    """Every text and JSON value of every tenant row of ``org`` (audit log included)."""
-    out = []
-    for model in rls.tenant_models():
-        fields = [
-            f.name
-            for f in model._meta.concrete_fields
-            if isinstance(f, models.CharField | models.TextField | models.JSONField)
-        ]
-        if fields:
-            rows = model._base_manager.filter(organization=org).values_list(*fields)
-            out.append(json.dumps(list(rows), default=str, ensure_ascii=False))
-    return "\n".join(out)
 
 
 @pytest.fixture
@@ -71,7 +54,7 @@ def test_erasure_blanks_the_teams_whatsapp_answers_about_the_contact(
 
     contact_erase(contact=Contact.objects.get(phone=PHONE), actor=staffed.admin)
 
-    text = _columns_text(staffed.org_a)
+    text = tenant_text(staffed.org_a)
     for words in (ABOUT, "Joanildes", "7719"):
         assert words not in text, words
     assert Message.objects.get(provider_message_id="s-1").body == ERASED_TEXT
@@ -93,11 +76,11 @@ def test_erasure_leaves_no_filename_of_a_file_sent_to_the_contact_in_the_audit_l
             sender_kind="human",
             actor=world.agent,
         )
-    assert FILE in _columns_text(world.org_a)
+    assert FILE in tenant_text(world.org_a)
 
     contact_erase(contact=conversation.contact, actor=world.admin)
 
-    assert "Joanildes" not in _columns_text(world.org_a)
+    assert "Joanildes" not in tenant_text(world.org_a)
     # The audit row stays (who sent what kind of file to which message), without the name.
     row = AuditLog.objects.get(action="message.media_send", resource_id=str(message.pk))
     assert row.actor_id == world.agent.pk and row.diff["kind"] == "document"

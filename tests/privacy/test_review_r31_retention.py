@@ -10,35 +10,19 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import models
 from django.utils import timezone
 
-from accounts import rls
 from accounts.models import AuditLog
 from cases import services
 from cases.models import Case, CaseEvent, CaseEventKind
 from conversation.models import Message
 from conversation.privacy import RETAINED_TEXT, retention_apply
 from tests.cases.conftest import enable_cases, open_case, say
+from tests.privacy.scan import tenant_text
 
 ASKED = "Qwertz pergunta do pedido"  # the team's question, relayed to the customer
 SAID = "Plimbo meu pedido e o 8842 da Rua Jacarandá"  # the customer's first message
 ANSWERED = "Vorpal o numero certo e 99173"  # the customer's answer to the relayed question
-
-
-def _columns_text(org: Any) -> str:
-    """Every text and JSON value of every tenant row of ``org``."""
-    out = []
-    for model in rls.tenant_models():
-        fields = [
-            f.name
-            for f in model._meta.concrete_fields
-            if isinstance(f, models.CharField | models.TextField | models.JSONField)
-        ]
-        if fields:
-            rows = model._base_manager.filter(organization=org).values_list(*fields)
-            out.append(json.dumps(list(rows), default=str, ensure_ascii=False))
-    return "\n".join(out)
 
 
 @pytest.fixture
@@ -59,7 +43,7 @@ def quoted_case(world: Any, django_capture_on_commit_callbacks: Any) -> Case:
 def test_retention_erases_the_words_a_case_copied_from_old_messages(world, quoted_case):
     world.org_a.message_retention_days = 30
     world.org_a.save()
-    text = _columns_text(world.org_a)
+    text = tenant_text(world.org_a)
     assert SAID in json.dumps(quoted_case.context_snapshot, ensure_ascii=False)
     assert CaseEvent.objects.filter(case=quoted_case, kind=CaseEventKind.LEAD_ASKED).exists()
     assert ANSWERED in text and SAID in text
@@ -68,7 +52,7 @@ def test_retention_erases_the_words_a_case_copied_from_old_messages(world, quote
     later = timezone.now() + timedelta(days=40)
     assert retention_apply(organization=world.org_a, now=later) >= 1
 
-    text = _columns_text(world.org_a)
+    text = tenant_text(world.org_a)
     for words in (SAID, ANSWERED, "Rua Jacarandá", "Plimbo", "Vorpal"):
         assert words not in text, words
     assert Message.objects.count() == messages  # rows and counts stay
@@ -158,4 +142,4 @@ def test_retention_erases_the_link_and_name_of_a_file_sent_without_a_caption(wor
 
     message.refresh_from_db()
     assert (message.media_url, message.media_filename) == ("", "")
-    assert "Genoveva" not in _columns_text(world.org_a)
+    assert "Genoveva" not in tenant_text(world.org_a)

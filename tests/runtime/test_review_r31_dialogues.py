@@ -18,11 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from unittest import mock
 
 import pytest
 
-from conversation.runtime import DemoBackend
 from tests.runtime_dialogues import harness
 from tests.runtime_dialogues.harness import Dialogue, Step, Suite, describe, run_dialogue
 
@@ -106,39 +104,12 @@ def test_short_replies_while_something_waits_are_read_as_what_they_say(
 
 # --- a wait is no free-text answer ----------------------------------------------------------
 
-ASKED = "Por que você quer sair do HBO Max?"
-
-
-class FreeTextReason(DemoBackend):
-    """Strategic cancellations pause on a free-text question; the resume completes them."""
-
-    def vas_strategic(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
-    ) -> dict[str, Any]:
-        self._record("vas_strategic", items, "name")
-        execution_id = f"exec-{len(self._paused) + 1}"
-        self._paused[execution_id] = list(items)
-        return {
-            "aguardando_resposta": True,
-            "execution_id": execution_id,
-            "expected_input_key": "motivo",
-            "normalize": "free_text",
-            "question": ASKED,
-        }
-
-    def resume_workflow(
-        self, *, tool: str, execution_id: str, input_key: str, value: str
-    ) -> dict[str, Any]:
-        super().resume_workflow(
-            tool=tool, execution_id=execution_id, input_key=input_key, value=value
-        )
-        return {"success": True, "message": "Registrei o cancelamento do HBO Max."}
+ASKED = "por que você quer sair do HBO Max?"
 
 
 @pytest.fixture
 def free_text_billing() -> Iterator[None]:
-    # The fake billing system builds its backend from the harness's ``DemoBackend``.
-    with mock.patch.object(harness, "DemoBackend", FreeTextReason):
+    with harness.free_text_retention():
         yield
 
 

@@ -242,6 +242,47 @@ def _customer_text(messages: Sequence[Mapping[str, Any]]) -> str:
         return tail[0]
 
 
+# --- a billing system whose retention asks a free-text question ----------------------------
+
+FREE_TEXT_QUESTION = "Antes de cancelar, conta pra gente: por que você quer sair do {names}?"
+
+
+class FreeTextRetention(DemoBackend):
+    """Strategic cancellations pause on a free-text question (any reason is accepted); the
+    resume completes them."""
+
+    def vas_strategic(
+        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
+    ) -> dict[str, Any]:
+        self._record("vas_strategic", items, "name")
+        execution_id = f"exec-{len(self._paused) + 1}"
+        self._paused[execution_id] = list(items)
+        names = " e ".join(i["name"] for i in items)
+        return {
+            "aguardando_resposta": True,
+            "execution_id": execution_id,
+            "expected_input_key": "motivo",
+            "normalize": "free_text",
+            "question": FREE_TEXT_QUESTION.format(names=names),
+        }
+
+    def resume_workflow(
+        self, *, tool: str, execution_id: str, input_key: str, value: str
+    ) -> dict[str, Any]:
+        super().resume_workflow(
+            tool=tool, execution_id=execution_id, input_key=input_key, value=value
+        )
+        return {"success": True, "message": "Registrei o cancelamento do HBO Max."}
+
+
+@contextmanager
+def free_text_retention() -> Iterator[None]:
+    """While the block runs, the fake billing system (``FakeBilling``) asks the free-text
+    question of ``FreeTextRetention``."""
+    with mock.patch(f"{__name__}.DemoBackend", FreeTextRetention):
+        yield
+
+
 # --- a fake billing system over HTTP (for outages and pausing workflows) -------------------
 
 

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from unittest import mock
 
 import pytest
-
-from conversation.runtime import DemoBackend
 
 from . import harness
 from .harness import Dialogue, Step, Suite, describe, load_suite, run_dialogue
@@ -25,7 +22,6 @@ from .harness import Dialogue, Step, Suite, describe, load_suite, run_dialogue
 pytestmark = pytest.mark.django_db
 
 SUITE = load_suite()
-FREE_TEXT_QUESTION = "Antes de cancelar, conta pra gente: por que você quer sair do {names}?"
 
 
 def _say(line: str, **expect: Any) -> Step:
@@ -98,40 +94,9 @@ def test_a_withdrawn_new_request_keeps_the_paused_workflow_resumable(
 # --- (2) a free-text question is not answered by a message that is something else ------
 
 
-class FreeTextRetention(DemoBackend):
-    """Strategic cancellations pause on a free-text question (any reason is accepted)."""
-
-    def __init__(self, invoice: Any, **kwargs: Any) -> None:
-        super().__init__(invoice, **kwargs)
-
-    def vas_strategic(
-        self, *, items: list[dict[str, Any]], workflow_input: dict[str, Any], action_id: str = ""
-    ) -> dict[str, Any]:
-        self._record("vas_strategic", items, "name")
-        execution_id = f"exec-{len(self._paused) + 1}"
-        self._paused[execution_id] = list(items)
-        names = " e ".join(i["name"] for i in items)
-        return {
-            "aguardando_resposta": True,
-            "execution_id": execution_id,
-            "expected_input_key": "motivo",
-            "normalize": "free_text",
-            "question": FREE_TEXT_QUESTION.format(names=names),
-        }
-
-    def resume_workflow(
-        self, *, tool: str, execution_id: str, input_key: str, value: str
-    ) -> dict[str, Any]:
-        super().resume_workflow(
-            tool=tool, execution_id=execution_id, input_key=input_key, value=value
-        )
-        return {"success": True, "message": "Registrei o cancelamento do HBO Max."}
-
-
 @pytest.fixture
 def free_text_billing() -> Iterator[None]:
-    # The fake billing system builds its backend from the harness's ``DemoBackend``.
-    with mock.patch.object(harness, "DemoBackend", FreeTextRetention):
+    with harness.free_text_retention():
         yield
 
 
