@@ -5,8 +5,9 @@ client, the request prefix, the history and the tools (name → handler). Plain 
 text is discarded — ``send_message`` is the only way to reach the customer. A model that
 answers in plain text with nothing sent is asked once, in the same loop, to answer through a
 tool (``PLAIN_TEXT_NUDGE_PT``): otherwise the customer would be left with no reply at all.
-A model that still does not (or has no step left for the nudge) ends the loop ``plain_text``:
-the turn treats it as an unusable answer (``loop_outcome``), never as silence.
+A model that still does not (or has no step left for the nudge) ends the loop ``plain_text``,
+and one that spends every step on tools ends it ``max_steps``: with nothing sent, the turn
+treats either as an unusable answer (``loop_outcome``), never as silence.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ ToolHandler = Callable[[Mapping[str, Any]], ToolOutcome]
 class Tool:
     spec: ToolSpec
     handler: ToolHandler
+
+
+# The error code of a loop that spent every step on tools (the turn's ``error_code``).
+MAX_STEPS_CODE = "llm_max_steps"
 
 
 @dataclass
@@ -160,7 +165,9 @@ def run_tool_loop(
         if terminal:
             result.stop = "terminal_tool"
             return result
-    result.stop = "max_steps"
+    # Every step spent on tools and none ended the turn: if nothing reached the customer, the
+    # turn takes the model-down path (``loop_outcome``), never silence.
+    result.stop, result.error_code = "max_steps", MAX_STEPS_CODE
     return result
 
 

@@ -87,11 +87,11 @@ def _allowed_model(ctx: TurnContext, agent: AgentConfig) -> str:
 
 def loop_outcome(ctx: TurnContext, loop: LoopResult) -> str:
     """The turn's outcome once the orchestrator's loop is over (every turn that runs it).
-    The model down, or answering only in plain text, with nothing said: never silence
-    (``unavailable``)."""
+    The model down, answering only in plain text, or spending every step on tools, with
+    nothing said: never silence (``unavailable``)."""
     if ctx.handed_off:
         return TurnOutcome.HANDOFF
-    if loop.stop in ("llm_error", "plain_text") and not ctx.sent:
+    if loop.stop in ("llm_error", "plain_text", "max_steps") and not ctx.sent:
         return model_unavailable(ctx, loop.error_code, timezone.now())
     return TurnOutcome.REPLIED if ctx.sent else TurnOutcome.NO_REPLY
 

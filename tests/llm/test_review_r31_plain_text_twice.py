@@ -112,3 +112,43 @@ def test_a_nudged_answer_through_the_tool_is_the_only_reply(
     assert Turn.objects.get().outcome == "replied"
     assert not Handoff.objects.exists()
     assert ledger() == [(700, 30), (760, 45)]
+
+
+def test_a_model_that_spends_every_step_on_tools_still_answers_the_customer_once(
+    claude: FakeAnthropicServer, world: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # Searching on every step the agent allows, never sending: the customer gets the notice
+    # and a person, not silence (the loop ends ``max_steps`` with nothing sent).
+    channel = make_channel(world, cases_enabled=False, max_steps=2)
+    for tokens in (600, 640):
+        claude.enqueue_json(
+            200, billed(tool_use_response("search_knowledge", {"query": "prazo"}), tokens, 40)
+        )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        simulator_post(Client(), channel, "qual o prazo de entrega?", msg_id="r31-4")
+
+    assert len(claude.requests) == 2
+    assert outbound() == [UNAVAILABLE_HANDOFF_NOTICE]
+    turn = Turn.objects.get()
+    assert (turn.outcome, turn.error_code) == ("llm_unavailable", "llm_max_steps")
+    assert Handoff.objects.filter(conversation=turn.conversation).count() == 1
+    assert ledger() == [(600, 40), (640, 40)]
+
+
+def test_a_model_that_sent_its_answer_before_the_last_step_is_not_handed_off(
+    claude: FakeAnthropicServer, world: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # The answer went out on the first step; the second step is spent on a search: replied.
+    channel = make_channel(world, cases_enabled=False, max_steps=2)
+    claude.enqueue_json(200, billed(tool_use_response("send_message", {"text": ANSWER}), 600, 40))
+    claude.enqueue_json(
+        200, billed(tool_use_response("search_knowledge", {"query": "prazo"}), 640, 40)
+    )
+
+    with django_capture_on_commit_callbacks(execute=True):
+        simulator_post(Client(), channel, "qual o prazo de entrega?", msg_id="r31-5")
+
+    assert outbound() == [ANSWER]
+    assert Turn.objects.get().outcome == "replied"
+    assert not Handoff.objects.exists()
