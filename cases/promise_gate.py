@@ -229,7 +229,7 @@ def promise_check_call(ctx: TurnState) -> PromiseCheckCall | None:
     this turn may not call (past its AI budget) gets a check that fails: a promise."""
     provider = ctx.agent.provider if ctx.agent is not None else "anthropic"
     if model_calls.provider_name(provider) == "offline":
-        return _cannot_run if _has_model(provider) else None
+        return _cannot_run if model_calls.stopped_by_spend(provider) else None
     ledger = getattr(ctx, "ledger", None)
     recorder = ledger if ledger is not None else _drop
     client = model_calls.model_client(recorder, provider=provider, max_retries=0)
@@ -261,12 +261,6 @@ def promise_check_call(ctx: TurnState) -> PromiseCheckCall | None:
         return dict(answer)
 
     return call
-
-
-def _has_model(provider: str) -> bool:
-    """Whether the workspace has a model for ``provider`` when no spend stop applies: an
-    API key, and an agent not set to the offline model (``model_calls.provider_name``)."""
-    return provider != "offline" and bool(settings.ANTHROPIC_API_KEY)
 
 
 def _cannot_run(request: PromiseCheckRequest) -> object:

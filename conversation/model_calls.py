@@ -93,9 +93,19 @@ def model_client(
 def provider_name(provider: str = "anthropic") -> str:
     if _spend_stop.get():
         return "offline"
+    return _unstopped_provider(provider)
+
+
+def _unstopped_provider(provider: str) -> str:
     if _override is not None:
         return "override"
     return "offline" if provider == "offline" or not settings.ANTHROPIC_API_KEY else "anthropic"
+
+
+def stopped_by_spend(provider: str = "anthropic") -> bool:
+    """Whether ``provider`` runs offline only because the organization is past its AI budget
+    (``spend_stopped``): the workspace has a model this turn may not call."""
+    return bool(_spend_stop.get()) and _unstopped_provider(provider) != "offline"
 
 
 @contextlib.contextmanager
